@@ -1,0 +1,101 @@
+/* libjailrun: run a command inside a kernel-enforced jail.
+ *
+ * The flow is policy -> plan -> run:
+ *   jr_policy_t  what the user asked for (pure data, no syscalls);
+ *   jr_plan_t    the policy resolved against this host (paths made canonical,
+ *                default mounts added, mounts ordered);
+ *   jr_run()     builds the jail from the plan and runs one command in it.
+ *
+ * Every fallible call returns 0 on success or -1 with *err set to a new
+ * error object, which the caller releases with jr_error_free().  The
+ * library never prints and never exits.
+ */
+#ifndef JAILRUN_H
+#define JAILRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define JR_EXIT_TIMEOUT 124
+#define JR_EXIT_FAILURE 125
+#define JR_EXIT_NOEXEC 126
+#define JR_EXIT_NOTFOUND 127
+
+/* ---- errors ---------------------------------------------------------- */
+
+typedef struct jr_error {
+	int errnum;    /* errno of the failing call, 0 when not a syscall */
+	char *message; /* one line, names the failing step */
+} jr_error_t;
+
+void jr_error_free(jr_error_t *err);
+const char *jr_version(void);
+
+/* ---- policy: what the user asked for --------------------------------- */
+
+typedef struct jr_policy jr_policy_t;
+
+enum jr_bind_mode {
+	JR_BIND_RO,
+	JR_BIND_RW,
+};
+
+enum jr_user_mode {
+	JR_USER_SAME, /* the caller's ids, as themselves */
+	JR_USER_ROOT, /* uid/gid 0 inside, still unprivileged outside */
+};
+
+int jr_policy_new(jr_policy_t **out, jr_error_t **err);
+void jr_policy_free(jr_policy_t *policy);
+/* NULL path = the current directory. */
+int jr_policy_set_workspace(jr_policy_t *policy, const char *path, jr_error_t **err);
+/* A missing PATH is an error unless optional. */
+int jr_policy_add_bind(jr_policy_t *policy, enum jr_bind_mode mode, const char *path,
+		       bool optional, jr_error_t **err);
+int jr_policy_add_tmpfs(jr_policy_t *policy, const char *path, jr_error_t **err);
+int jr_policy_set_hostname(jr_policy_t *policy, const char *name, jr_error_t **err);
+int jr_policy_set_user(jr_policy_t *policy, enum jr_user_mode mode, jr_error_t **err);
+int jr_policy_keep_fd(jr_policy_t *policy, int fd, jr_error_t **err);
+
+/* ---- plan: the policy resolved on this host -------------------------- */
+
+typedef struct jr_plan jr_plan_t;
+
+/* The environment is needed to resolve $HOME; NULL means environ. */
+int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, jr_error_t **err);
+void jr_plan_free(jr_plan_t *plan);
+
+/* Describes the plan one line at a time (for -v and --explain). */
+typedef void (*jr_line_fn)(void *userdata, const char *line);
+void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *userdata);
+
+/* ---- run ------------------------------------------------------------- */
+
+struct jr_run_options {
+	char *const *envp;     /* environment of the command; NULL = environ */
+	jr_line_fn log;        /* progress lines (setup steps with timings), or NULL */
+	void *log_userdata;
+	int pty;               /* -1 auto (stdin and stdout are terminals), 0 never, 1 always */
+};
+
+struct jr_result {
+	int exit_code; /* the command's exit code when it exited, else -1 */
+	int signal;    /* the signal that killed it, else 0 */
+	int status;    /* what a shell would report: exit code or 128+signal, 126/127 */
+	int exec_errno; /* non-zero: execve failed with it (status is then 126 or 127) */
+};
+
+/* Runs argv in a new jail built from plan and waits for it.  Returns -1
+ * only when the jail could not be built (then the command never ran). */
+int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_options *opts,
+	   struct jr_result *result, jr_error_t **err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,300 @@
+/* pid 1 of the jail.  It finishes building the jail (ids, mounts,
+ * hostname, loopback), starts the command, reaps every orphan, forwards
+ * signals to the command, and when the command exits kills whatever is
+ * left and reports the command's status to the supervisor. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "internal.h"
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+/* Signals the supervisor forwards and init passes on to the command. */
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+struct payload_failure {
+	int errnum;
+	int is_exec; /* execve itself failed: 126/127, not a setup error */
+	char text[256];
+};
+
+__attribute__((noreturn)) static void init_fail(int ctl, jr_error_t *err)
+{
+	struct jr_msg msg = { .type = JR_MSG_ERROR, .errnum = err ? err->errnum : 0 };
+	snprintf(msg.text, sizeof(msg.text), "%s", err ? err->message : "jail setup failed");
+	jr_msg_send(ctl, &msg, -1, NULL);
+	_exit(JR_EXIT_FAILURE);
+}
+
+/* Reports a failure from the forked command back to init, then exits. */
+__attribute__((noreturn)) static void payload_fail(int pipe_fd, jr_error_t *err, int is_exec)
+{
+	struct payload_failure f = { .errnum = err ? err->errnum : 0, .is_exec = is_exec };
+	snprintf(f.text, sizeof(f.text), "%s", err ? err->message : "setup failed");
+	ssize_t ignored = write(pipe_fd, &f, sizeof(f));
+	(void)ignored;
+	_exit(is_exec ? (f.errnum == ENOENT ? JR_EXIT_NOTFOUND : JR_EXIT_NOEXEC) : JR_EXIT_FAILURE);
+}
+
+static int keep_list(const struct jr_init_ctx *ctx, int *keep, size_t cap, int extra1,
+		     int extra2)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ctx->plan->n_keep_fds && n < cap; i++)
+		keep[n++] = ctx->plan->keep_fds[i];
+	if (extra1 >= 0 && n < cap)
+		keep[n++] = extra1;
+	if (extra2 >= 0 && n < cap)
+		keep[n++] = extra2;
+	return (int)n;
+}
+
+static void reset_signals(void)
+{
+	sigset_t all;
+	sigfillset(&all);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigprocmask(SIG_UNBLOCK, &all, NULL);
+}
+
+/* The command's side of the pty: a new session whose controlling terminal
+ * is the jail's pty, so job control works and TIOCSTI reaches only it. */
+static int attach_pty(int master, bool stderr_too, jr_error_t **err)
+{
+	int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0)
+		return jr_fail(err, errno, "opening the pty");
+	if (ioctl(slave, TIOCSCTTY, 0) < 0)
+		return jr_fail(err, errno, "TIOCSCTTY");
+	if (dup2(slave, 0) < 0 || dup2(slave, 1) < 0 || (stderr_too && dup2(slave, 2) < 0))
+		return jr_fail(err, errno, "dup2 pty");
+	close(slave);
+	return 0;
+}
+
+__attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx, int master,
+						  int fail_pipe, mode_t umask_saved)
+{
+	jr_error_t *err = NULL;
+
+	reset_signals();
+	/* Without a controlling terminal of the caller's, TIOCSTI and
+	 * TIOCLINUX cannot push input into the caller's terminal. */
+	if (setsid() < 0) {
+		jr_fail(&err, errno, "setsid");
+		payload_fail(fail_pipe, err, 0);
+	}
+	if (master >= 0) {
+		if (attach_pty(master, ctx->stderr_on_pty, &err) < 0)
+			payload_fail(fail_pipe, err, 0);
+		close(master);
+	}
+	umask(umask_saved);
+	if (chdir(ctx->plan->workspace) < 0) {
+		jr_fail(&err, errno, "chdir %s", ctx->plan->workspace);
+		payload_fail(fail_pipe, err, 0);
+	}
+	int keep[70];
+	int n = keep_list(ctx, keep, 70, fail_pipe, -1);
+	if (jr_fds_close_except(keep, (size_t)n, &err) < 0 || jr_caps_drop_all(&err) < 0 ||
+	    jr_set_no_new_privs(&err) < 0)
+		payload_fail(fail_pipe, err, 0);
+
+	execvpe(ctx->argv[0], ctx->argv, ctx->envp);
+	jr_fail(&err, errno, "%s", ctx->argv[0]);
+	payload_fail(fail_pipe, err, 1);
+}
+
+static int open_pty(const struct jr_msg *go, int *master_out, jr_error_t **err)
+{
+	_cleanup_close_ int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0)
+		return jr_fail(err, errno, "opening /dev/pts/ptmx");
+	if (unlockpt(master) < 0)
+		return jr_fail(err, errno, "unlockpt");
+	if (go->winsize.ws_row && ioctl(master, TIOCSWINSZ, &go->winsize) < 0)
+		return jr_fail(err, errno, "setting the pty size");
+	*master_out = jr_steal_fd(&master);
+	return 0;
+}
+
+static void log_step(const struct jr_init_ctx *ctx, const char *step, uint64_t since)
+{
+	struct jr_msg msg = { .type = JR_MSG_LOG };
+	snprintf(msg.text, sizeof(msg.text), "init: %s (%.2f ms)", step,
+		 (double)(jr_now_us() - since) / 1000.0);
+	jr_msg_send(ctx->ctl, &msg, -1, NULL);
+}
+
+/* Everything between the supervisor's go and the fork of the command. */
+static void build_jail(const struct jr_init_ctx *ctx)
+{
+	jr_error_t *err = NULL;
+	uint64_t t = jr_now_us();
+
+	if (jr_become_ids(ctx->ids, &err) < 0)
+		init_fail(ctx->ctl, err);
+	/* Changing credentials cleared the parent-death signal. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+		jr_fail(&err, errno, "PR_SET_PDEATHSIG");
+		init_fail(ctx->ctl, err);
+	}
+	struct pollfd hup = { .fd = ctx->ctl, .events = POLLRDHUP };
+	if (poll(&hup, 1, 0) > 0 && (hup.revents & (POLLRDHUP | POLLHUP)))
+		_exit(JR_EXIT_FAILURE); /* the supervisor died before we armed it */
+
+	if (!ctx->ids->caller_is_root && jr_mount_sources_open(ctx->plan, ctx->sources, &err) < 0)
+		init_fail(ctx->ctl, err);
+	if (jr_mount_build_root(ctx->plan, ctx->sources, &err) < 0)
+		init_fail(ctx->ctl, err);
+	log_step(ctx, "mounts and pivot_root", t);
+	t = jr_now_us();
+	if (sethostname(ctx->plan->hostname, strlen(ctx->plan->hostname)) < 0) {
+		jr_fail(&err, errno, "sethostname %s", ctx->plan->hostname);
+		init_fail(ctx->ctl, err);
+	}
+	if (jr_net_loopback_up(&err) < 0)
+		init_fail(ctx->ctl, err);
+	log_step(ctx, "hostname and loopback", t);
+}
+
+static void forward_signal(pid_t payload, int sig)
+{
+	/* The command leads its own session and process group: signal the
+	 * group so a shell's foreground children get it too, as a terminal
+	 * would do. */
+	if (kill(-payload, sig) < 0)
+		kill(payload, sig);
+}
+
+/* Reaps everything; returns once the command has exited, with its status. */
+static int reap_until_payload_exits(int signal_fd, pid_t payload)
+{
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t n = read(signal_fd, &si, sizeof(si));
+		if (n != sizeof(si)) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			return W_EXITCODE(JR_EXIT_FAILURE, 0);
+		}
+		if (si.ssi_signo != SIGCHLD) {
+			forward_signal(payload, (int)si.ssi_signo);
+			continue;
+		}
+		int status;
+		pid_t pid;
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			if (pid == payload)
+				return status;
+	}
+}
+
+static void kill_everything_else(void)
+{
+	/* From pid 1, kill(-1) reaches every other process in the namespace,
+	 * daemons and double-forked children included. */
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+}
+
+void jr_init_main(const struct jr_init_ctx *ctx)
+{
+	jr_error_t *err = NULL;
+	struct jr_msg go;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(JR_EXIT_FAILURE);
+	if (jr_msg_recv(ctx->ctl, &go, NULL, &err) <= 0 || go.type != JR_MSG_GO)
+		_exit(JR_EXIT_FAILURE);
+
+	/* Only what init needs survives: the control socket, the mount
+	 * sources the supervisor opened, and descriptors kept on purpose. */
+	mode_t umask_saved = umask(022);
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)
+		sigaddset(&mask, forwarded_signals[i]);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	_cleanup_close_ int signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (signal_fd < 0) {
+		jr_fail(&err, errno, "signalfd");
+		init_fail(ctx->ctl, err);
+	}
+
+	build_jail(ctx);
+	int keep[70];
+	int n_keep = keep_list(ctx, keep, 70, ctx->ctl, signal_fd);
+	if (jr_fds_close_except(keep, (size_t)n_keep, &err) < 0)
+		init_fail(ctx->ctl, err);
+
+	_cleanup_close_ int master = -1;
+	if (go.use_pty) {
+		if (open_pty(&go, &master, &err) < 0)
+			init_fail(ctx->ctl, err);
+		if (jr_msg_send(ctx->ctl, &(struct jr_msg){ .type = JR_MSG_PTY }, master, &err) < 0)
+			_exit(JR_EXIT_FAILURE);
+	}
+	/* /proc/1 (environ, cmdline, fds) must not be readable by the command. */
+	prctl(PR_SET_DUMPABLE, 0);
+
+	int fail_pipe[2];
+	if (pipe2(fail_pipe, O_CLOEXEC) < 0) {
+		jr_fail(&err, errno, "pipe");
+		init_fail(ctx->ctl, err);
+	}
+	pid_t payload = fork();
+	if (payload < 0) {
+		jr_fail(&err, errno, "fork");
+		init_fail(ctx->ctl, err);
+	}
+	if (payload == 0) {
+		close(fail_pipe[0]);
+		close(ctx->ctl);
+		close(signal_fd);
+		run_payload(ctx, master, fail_pipe[1], umask_saved);
+	}
+	close(fail_pipe[1]);
+	if (master >= 0)
+		close(jr_steal_fd(&master));
+
+	struct payload_failure failure = { 0 };
+	ssize_t got = read(fail_pipe[0], &failure, sizeof(failure));
+	close(fail_pipe[0]);
+	int status = reap_until_payload_exits(signal_fd, payload);
+	kill_everything_else();
+
+	if (got == (ssize_t)sizeof(failure) && !failure.is_exec) {
+		struct jr_msg msg = { .type = JR_MSG_ERROR, .errnum = failure.errnum };
+		snprintf(msg.text, sizeof(msg.text), "%s", failure.text);
+		jr_msg_send(ctx->ctl, &msg, -1, NULL);
+		_exit(JR_EXIT_FAILURE);
+	}
+	struct jr_msg done = { .type = JR_MSG_EXITED, .wait_status = status };
+	if (got == (ssize_t)sizeof(failure)) {
+		done.exec_errno = failure.errnum;
+		snprintf(done.text, sizeof(done.text), "%s", failure.text);
+	}
+	jr_msg_send(ctx->ctl, &done, -1, NULL);
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}

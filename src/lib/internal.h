@@ -1,0 +1,185 @@
+/* Declarations shared between libjailrun's files.  Not installed. */
+#ifndef JR_INTERNAL_H
+#define JR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <termios.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+
+#include "jailrun.h"
+#include "error.h"
+
+/* ---- policy.c -------------------------------------------------------- */
+
+enum jr_policy_mount_kind {
+	JR_PMOUNT_RO,
+	JR_PMOUNT_RW,
+	JR_PMOUNT_TMPFS,
+};
+
+struct jr_policy_mount {
+	enum jr_policy_mount_kind kind;
+	char *path;
+	bool optional;
+};
+
+struct jr_policy {
+	char *workspace; /* NULL: current directory */
+	struct jr_policy_mount *mounts;
+	size_t n_mounts;
+	char *hostname;
+	enum jr_user_mode user;
+	int *keep_fds;
+	size_t n_keep_fds;
+};
+
+/* ---- plan (compile.c) ------------------------------------------------ */
+
+enum jr_mount_kind {
+	JR_MOUNT_BIND,
+	JR_MOUNT_TMPFS,
+	JR_MOUNT_PROC,
+	JR_MOUNT_DEV,
+	JR_MOUNT_SYMLINK,
+};
+
+struct jr_mount {
+	enum jr_mount_kind kind;
+	char *source;   /* bind: canonical host path; symlink: link text */
+	char *target;   /* absolute path inside the jail */
+	bool readonly;
+	mode_t mode;    /* tmpfs root mode */
+	const char *origin; /* which setting asked for it, for messages */
+};
+
+struct jr_plan {
+	char *workspace; /* canonical; also the working directory */
+	char *home;      /* $HOME inside, an empty tmpfs */
+	struct jr_mount *mounts; /* in mount order: parents before children */
+	size_t n_mounts;
+	char *hostname;
+	enum jr_user_mode user;
+	int *keep_fds;
+	size_t n_keep_fds;
+};
+
+/* Depth of an absolute path: "/" is 0, "/a/b" is 2. */
+unsigned jr_path_depth(const char *path);
+/* Lexical normalisation of an absolute path: collapses "//", "." and "..". */
+char *jr_path_normalize(const char *path);
+/* Resolves path (relative to the current directory) to its canonical form. */
+int jr_path_canonical(const char *path, char **out, jr_error_t **err);
+/* Whether path is dir or beneath it (both canonical). */
+bool jr_path_is_beneath(const char *path, const char *dir);
+
+/* ---- ids (userns.c) -------------------------------------------------- */
+
+/* Host id the jail runs as when the caller is root: a jail whose uid 0 is
+ * the host's uid 0 could still own root's files, so root is mapped away. */
+#define JR_ROOT_HOST_ID 65534
+
+struct jr_ids {
+	uid_t inside_uid, outside_uid;
+	gid_t inside_gid, outside_gid;
+	bool caller_is_root;
+};
+
+void jr_ids_for_plan(const struct jr_plan *plan, struct jr_ids *ids);
+pid_t jr_clone_jail(int *pidfd, jr_error_t **err);
+int jr_write_id_maps(pid_t pid, const struct jr_ids *ids, jr_error_t **err);
+int jr_become_ids(const struct jr_ids *ids, jr_error_t **err);
+
+/* ---- mounts.c -------------------------------------------------------- */
+
+/* Bind sources opened as detached mount trees, index-aligned with
+ * plan->mounts (-1 for entries that are not binds). */
+struct jr_mount_sources {
+	int *fds;
+	bool *is_dir;
+	size_t n;
+};
+
+int jr_mount_sources_open(const struct jr_plan *plan, struct jr_mount_sources *src,
+			  jr_error_t **err);
+/* Root callers only: map the jail's ids onto the caller's in rw binds. */
+int jr_mount_sources_idmap(const struct jr_plan *plan, struct jr_mount_sources *src,
+			   int userns_fd, jr_error_t **err);
+void jr_mount_sources_close(struct jr_mount_sources *src);
+/* In the jail's mount namespace: assemble the root and pivot into it. */
+int jr_mount_build_root(const struct jr_plan *plan, struct jr_mount_sources *src,
+			jr_error_t **err);
+
+/* ---- caps.c, fds.c, net.c ------------------------------------------- */
+
+int jr_caps_drop_all(jr_error_t **err);
+int jr_set_no_new_privs(jr_error_t **err);
+/* Closes every fd >= 3 except those listed. */
+int jr_fds_close_except(const int *keep, size_t n_keep, jr_error_t **err);
+int jr_net_loopback_up(jr_error_t **err);
+
+/* ---- channel.c: supervisor <-> init messages ------------------------- */
+
+enum jr_msg_type {
+	JR_MSG_GO = 1,  /* supervisor -> init: ids mapped, build the jail */
+	JR_MSG_PTY,     /* init -> supervisor: the pty master (fd attached) */
+	JR_MSG_ERROR,   /* init -> supervisor: setup failed, text says where */
+	JR_MSG_EXITED,  /* init -> supervisor: the command's wait status */
+	JR_MSG_LOG,     /* init -> supervisor: a progress line */
+};
+
+struct jr_msg {
+	uint32_t type;
+	int32_t errnum;
+	int32_t wait_status;
+	int32_t exec_errno; /* EXITED: execve failed with this errno */
+	int32_t use_pty;    /* GO */
+	struct winsize winsize; /* GO */
+	char text[512];
+};
+
+int jr_msg_send(int sock, const struct jr_msg *msg, int pass_fd, jr_error_t **err);
+/* Returns 1 with a message, 0 at end of stream. */
+int jr_msg_recv(int sock, struct jr_msg *msg, int *pass_fd, jr_error_t **err);
+
+/* ---- init.c: pid 1 --------------------------------------------------- */
+
+struct jr_init_ctx {
+	const struct jr_plan *plan;
+	const struct jr_ids *ids;
+	struct jr_mount_sources *sources; /* already open when the caller is root */
+	char *const *argv;
+	char *const *envp;
+	int ctl;                /* SEQPACKET socket to the supervisor */
+	bool stderr_on_pty;     /* stderr goes to the pty too (it is a terminal) */
+};
+
+__attribute__((noreturn)) void jr_init_main(const struct jr_init_ctx *ctx);
+
+/* ---- pty.c: supervisor side of the terminal relay -------------------- */
+
+struct jr_pty_relay {
+	int master;
+	bool raw_set;
+	struct termios saved;
+	char to_master[4096], to_out[4096];
+	size_t to_master_len, to_out_len;
+	bool in_eof, master_eof;
+};
+
+void jr_pty_relay_init(struct jr_pty_relay *relay);
+int jr_pty_relay_start(struct jr_pty_relay *relay, int master, jr_error_t **err);
+void jr_pty_relay_resize(struct jr_pty_relay *relay);
+/* Poll set of the relay; returns how many entries it filled (<= 2). */
+int jr_pty_relay_pollfds(struct jr_pty_relay *relay, struct pollfd *pfd);
+void jr_pty_relay_handle(struct jr_pty_relay *relay, const struct pollfd *pfd, int n);
+/* Copies whatever the master still has to stdout (the jail has exited). */
+void jr_pty_relay_drain(struct jr_pty_relay *relay);
+void jr_pty_relay_stop(struct jr_pty_relay *relay);
+
+/* ---- time ------------------------------------------------------------ */
+uint64_t jr_now_us(void);
+
+#endif

@@ -1,0 +1,70 @@
+/* Path arithmetic shared by the compiler and the mount code. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+unsigned jr_path_depth(const char *path)
+{
+	unsigned depth = 0;
+	for (const char *c = path; *c; c++)
+		if (*c != '/' && (c == path || c[-1] == '/'))
+			depth++;
+	return depth;
+}
+
+char *jr_path_normalize(const char *path)
+{
+	if (!path || path[0] != '/')
+		return NULL;
+	size_t len = strlen(path);
+	char *out = malloc(len + 2);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	const char *p = path;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--; /* drop the slash too */
+		} else {
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = end;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return out;
+}
+
+int jr_path_canonical(const char *path, char **out, jr_error_t **err)
+{
+	char *resolved = realpath(path, NULL);
+	if (!resolved)
+		return jr_fail(err, errno, "%s", path);
+	*out = resolved;
+	return 0;
+}
+
+bool jr_path_is_beneath(const char *path, const char *dir)
+{
+	if (strcmp(dir, "/") == 0)
+		return true;
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}

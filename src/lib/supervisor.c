@@ -1,0 +1,337 @@
+/* The supervisor: the part of jailrun that stays outside the jail.  It
+ * opens what only the caller may open, creates the namespaces, writes the
+ * id maps, releases init, relays the terminal and signals, and collects
+ * the command's status. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "internal.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+extern char **environ;
+
+static const int supervisor_signals[] = { SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
+					  SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD };
+
+struct supervisor {
+	const struct jr_plan *plan;
+	const struct jr_run_options *opts;
+	struct jr_ids ids;
+	struct jr_mount_sources sources;
+	int ctl;       /* our end of the control channel */
+	int signal_fd;
+	int pidfd;
+	pid_t init_pid;
+	sigset_t saved_mask;
+	bool mask_saved;
+	struct jr_pty_relay pty;
+	/* outcome */
+	bool init_exited;
+	int init_status;
+	bool have_exit_msg;
+	struct jr_msg exit_msg;
+	jr_error_t *jail_error; /* setup failure reported by init */
+	uint64_t t0;
+};
+
+static void say(struct supervisor *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct supervisor *s, const char *fmt, ...)
+{
+	if (!s->opts->log)
+		return;
+	char line[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	char stamped[700];
+	snprintf(stamped, sizeof(stamped), "[%8.2f ms] %s",
+		 (double)(jr_now_us() - s->t0) / 1000.0, line);
+	s->opts->log(s->opts->log_userdata, stamped);
+}
+
+static bool want_pty(const struct jr_run_options *opts)
+{
+	if (opts->pty >= 0)
+		return opts->pty > 0;
+	return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+}
+
+static int block_signals(struct supervisor *s, jr_error_t **err)
+{
+	sigset_t mask;
+	sigemptyset(&mask);
+	for (size_t i = 0; i < sizeof(supervisor_signals) / sizeof(supervisor_signals[0]); i++)
+		sigaddset(&mask, supervisor_signals[i]);
+	if (sigprocmask(SIG_BLOCK, &mask, &s->saved_mask) < 0)
+		return jr_fail(err, errno, "sigprocmask");
+	s->mask_saved = true;
+	s->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->signal_fd < 0)
+		return jr_fail(err, errno, "signalfd");
+	return 0;
+}
+
+/* Runs in the child of clone3: becomes the jail's init, never returns. */
+__attribute__((noreturn)) static void start_init(struct supervisor *s, int child_ctl,
+						 char *const argv[], bool pty)
+{
+	close(s->ctl);
+	close(s->signal_fd);
+	close(s->pidfd);
+	struct jr_init_ctx ctx = {
+		.plan = s->plan,
+		.ids = &s->ids,
+		.sources = &s->sources,
+		.argv = argv,
+		.envp = s->opts->envp ? s->opts->envp : environ,
+		.ctl = child_ctl,
+		.stderr_on_pty = pty && isatty(STDERR_FILENO),
+	};
+	jr_init_main(&ctx);
+}
+
+static int release_init(struct supervisor *s, bool pty, jr_error_t **err)
+{
+	if (jr_write_id_maps(s->init_pid, &s->ids, err) < 0)
+		return -1;
+	if (s->ids.caller_is_root) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)s->init_pid);
+		_cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
+		if (userns < 0)
+			return jr_fail(err, errno, "opening %s", path);
+		if (jr_mount_sources_idmap(s->plan, &s->sources, userns, err) < 0)
+			return -1;
+		/* init holds its own copies now. */
+		jr_mount_sources_close(&s->sources);
+	}
+	struct jr_msg go = { .type = JR_MSG_GO, .use_pty = pty };
+	if (pty)
+		ioctl(STDIN_FILENO, TIOCGWINSZ, &go.winsize);
+	return jr_msg_send(s->ctl, &go, -1, err);
+}
+
+static int handle_ctl(struct supervisor *s, jr_error_t **err)
+{
+	struct jr_msg msg;
+	int fd = -1;
+	int r = jr_msg_recv(s->ctl, &msg, &fd, err);
+	if (r <= 0) {
+		if (r == 0) {
+			close(s->ctl);
+			s->ctl = -1;
+		}
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	switch (msg.type) {
+	case JR_MSG_LOG:
+		say(s, "%s", msg.text);
+		break;
+	case JR_MSG_PTY:
+		if (fd < 0)
+			return jr_fail(err, EPROTO, "control channel: pty message without a descriptor");
+		if (jr_pty_relay_start(&s->pty, fd, err) < 0) {
+			close(fd);
+			return -1;
+		}
+		fd = -1;
+		break;
+	case JR_MSG_ERROR:
+		/* The text already ends with strerror(errnum). */
+		jr_fail(&s->jail_error, 0, "%s", msg.text);
+		if (s->jail_error)
+			s->jail_error->errnum = msg.errnum;
+		break;
+	case JR_MSG_EXITED:
+		s->exit_msg = msg;
+		s->have_exit_msg = true;
+		break;
+	default:
+		break;
+	}
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
+static void handle_signals(struct supervisor *s)
+{
+	struct signalfd_siginfo si;
+	while (read(s->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			break; /* the pidfd says when init is done */
+		case SIGWINCH:
+			jr_pty_relay_resize(&s->pty);
+			break;
+		default:
+			say(s, "forwarding signal %u", si.ssi_signo);
+			kill(s->init_pid, (int)si.ssi_signo);
+			break;
+		}
+	}
+}
+
+static void reap_init(struct supervisor *s)
+{
+	siginfo_t info = { 0 };
+	if (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &info, WEXITED) < 0)
+		return;
+	s->init_exited = true;
+	s->init_status = info.si_code == CLD_EXITED ? W_EXITCODE(info.si_status, 0)
+						    : W_EXITCODE(0, info.si_status);
+}
+
+static int supervise(struct supervisor *s, jr_error_t **err)
+{
+	while (!s->init_exited) {
+		struct pollfd pfd[5];
+		int n = 0;
+		pfd[n++] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = s->signal_fd, .events = POLLIN };
+		if (s->ctl >= 0)
+			pfd[n++] = (struct pollfd){ .fd = s->ctl, .events = POLLIN };
+		int first_pty = n;
+		n += jr_pty_relay_pollfds(&s->pty, &pfd[n]);
+		if (poll(pfd, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return jr_fail(err, errno, "poll");
+		}
+		if (pfd[1].revents)
+			handle_signals(s);
+		if (s->ctl >= 0 && pfd[2].revents && handle_ctl(s, err) < 0)
+			return -1;
+		jr_pty_relay_handle(&s->pty, &pfd[first_pty], n - first_pty);
+		if (pfd[0].revents)
+			reap_init(s);
+	}
+	/* init has exited: the whole jail is gone.  Collect what it said last. */
+	while (s->ctl >= 0 && handle_ctl(s, err) > 0)
+		;
+	jr_pty_relay_drain(&s->pty);
+	return 0;
+}
+
+static void fill_result(struct supervisor *s, struct jr_result *res)
+{
+	int status = s->have_exit_msg ? s->exit_msg.wait_status : s->init_status;
+	res->exec_errno = s->have_exit_msg ? s->exit_msg.exec_errno : 0;
+	if (WIFSIGNALED(status)) {
+		res->exit_code = -1;
+		res->signal = WTERMSIG(status);
+		res->status = 128 + res->signal;
+	} else {
+		res->exit_code = WEXITSTATUS(status);
+		res->signal = 0;
+		res->status = res->exit_code;
+	}
+}
+
+static void supervisor_cleanup(struct supervisor *s)
+{
+	jr_pty_relay_stop(&s->pty);
+	jr_mount_sources_close(&s->sources);
+	if (s->ctl >= 0)
+		close(s->ctl);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	if (s->signal_fd >= 0)
+		close(s->signal_fd);
+	if (s->mask_saved)
+		sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
+	jr_error_free(s->jail_error);
+}
+
+static int start_jail(struct supervisor *s, char *const argv[], bool pty, jr_error_t **err)
+{
+	int pair[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		return jr_fail(err, errno, "socketpair");
+	s->ctl = pair[0];
+
+	if (s->ids.caller_is_root) {
+		/* Root opens the sources here, with its own credentials: inside,
+		 * the jail is an unprivileged id that could not reach them.  Its
+		 * supplementary groups are dropped so the jail cannot inherit
+		 * them (setgroups is denied inside). */
+		if (setgroups(0, NULL) < 0) {
+			close(pair[1]);
+			return jr_fail(err, errno, "dropping supplementary groups");
+		}
+		if (jr_mount_sources_open(s->plan, &s->sources, err) < 0) {
+			close(pair[1]);
+			return -1;
+		}
+		say(s, "bind sources opened");
+	}
+	if (block_signals(s, err) < 0) {
+		close(pair[1]);
+		return -1;
+	}
+	s->init_pid = jr_clone_jail(&s->pidfd, err);
+	if (s->init_pid == 0)
+		start_init(s, pair[1], argv, pty);
+	close(pair[1]);
+	if (s->init_pid < 0)
+		return -1;
+	say(s, "namespaces created, init is pid %d", (int)s->init_pid);
+	if (release_init(s, pty, err) < 0) {
+		kill(s->init_pid, SIGKILL);
+		reap_init(s);
+		return -1;
+	}
+	say(s, "id maps written, init released");
+	return 0;
+}
+
+int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_options *opts,
+	   struct jr_result *result, jr_error_t **err)
+{
+	static const struct jr_run_options defaults = { .pty = -1 };
+	struct supervisor s = { .plan = plan, .opts = opts ? opts : &defaults,
+				.ctl = -1, .signal_fd = -1, .pidfd = -1 };
+	if (!argv || !argv[0])
+		return jr_fail(err, 0, "no command to run");
+	s.t0 = jr_now_us();
+	jr_pty_relay_init(&s.pty);
+	jr_ids_for_plan(plan, &s.ids);
+	bool pty = want_pty(s.opts);
+
+	int r = start_jail(&s, argv, pty, err);
+	if (r == 0)
+		r = supervise(&s, err);
+	if (r == 0 && s.jail_error) {
+		*err = jr_steal_ptr(&s.jail_error);
+		r = -1;
+	}
+	if (r == 0 && !s.have_exit_msg && !(s.init_exited && WIFSIGNALED(s.init_status)))
+		r = jr_fail(err, 0, "the jail's init exited without reporting the command's status");
+	if (r == 0) {
+		fill_result(&s, result);
+		say(&s, "command finished with status %d", result->status);
+	}
+	supervisor_cleanup(&s);
+	return r;
+}
