@@ -60,6 +60,7 @@ int jr_policy_add_bind(jr_policy_t *policy, enum jr_bind_mode mode, const char *
 int jr_policy_add_tmpfs(jr_policy_t *policy, const char *path, jr_error_t **err);
 int jr_policy_set_hostname(jr_policy_t *policy, const char *name, jr_error_t **err);
 int jr_policy_set_user(jr_policy_t *policy, enum jr_user_mode mode, jr_error_t **err);
+#define JR_MAX_KEEP_FDS 32
 int jr_policy_keep_fd(jr_policy_t *policy, int fd, jr_error_t **err);
 
 /* ---- plan: the policy resolved on this host -------------------------- */

@@ -134,9 +134,9 @@ static int add_policy_mount(jr_plan_t *plan, const struct jr_policy_mount *pm, j
 				return jr_fail_oom(err);
 			abs = joined;
 		}
-		_cleanup_free_ char *target = jr_path_normalize(abs);
-		if (!target)
-			return jr_fail_oom(err);
+		_cleanup_free_ char *target = NULL;
+		if (jr_path_canonical_missing_ok(abs, &target, err) < 0)
+			return jr_fail_wrap(err, "tmpfs");
 		if (strcmp(target, "/") == 0)
 			return jr_fail(err, 0, "tmpfs /: the jail's root is already a fresh tmpfs");
 		return plan_add_simple(plan, JR_MOUNT_TMPFS, NULL, target, false, 0755, what, err);
@@ -154,7 +154,7 @@ static int add_policy_mount(jr_plan_t *plan, const struct jr_policy_mount *pm, j
 			       pm->path);
 	}
 	struct jr_mount m = { .kind = JR_MOUNT_BIND, .source = source, .target = strdup(source),
-			      .readonly = pm->kind == JR_PMOUNT_RO, .origin = what };
+			      .readonly = pm->kind == JR_PMOUNT_RO, .callers = true, .origin = what };
 	if (!m.target) {
 		free(source);
 		return jr_fail_oom(err);
@@ -216,6 +216,7 @@ int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, j
 	    plan_add_simple(plan, JR_MOUNT_BIND, plan->workspace, plan->workspace, false, 0,
 			    "workspace", err) < 0)
 		goto fail;
+	plan->mounts[plan->n_mounts - 1].callers = true;
 	for (size_t i = 0; i < policy->n_mounts; i++)
 		if (add_policy_mount(plan, &policy->mounts[i], err) < 0)
 			goto fail;
@@ -254,8 +255,9 @@ void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *userdata)
 		const struct jr_mount *m = &plan->mounts[i];
 		switch (m->kind) {
 		case JR_MOUNT_BIND:
-			snprintf(line, sizeof(line), "mount %s <- %s (%s bind, nosuid, nodev) [%s]",
-				 m->target, m->source, m->readonly ? "ro" : "rw", m->origin);
+			snprintf(line, sizeof(line), "mount %s <- %s (%s bind, nosuid, nodev%s) [%s]",
+				 m->target, m->source, m->readonly ? "ro" : "rw",
+				 m->callers && getuid() == 0 ? ", idmapped to the caller" : "", m->origin);
 			break;
 		case JR_MOUNT_TMPFS:
 			snprintf(line, sizeof(line), "mount %s (tmpfs, mode %04o) [%s]", m->target,
@@ -263,7 +265,7 @@ void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *userdata)
 			break;
 		case JR_MOUNT_PROC:
 			snprintf(line, sizeof(line),
-				 "mount %s (proc of the jail's pid namespace; sys, sysrq-trigger read-only; kcore, keys hidden)",
+				 "mount %s (proc of the jail's pid namespace; sys, sysrq-trigger, irq, bus, fs read-only; kcore, keys, kallsyms, timer_list and 5 more hidden)",
 				 m->target);
 			break;
 		case JR_MOUNT_DEV:

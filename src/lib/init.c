@@ -176,6 +176,49 @@ static void build_jail(const struct jr_init_ctx *ctx)
 	log_step(ctx, "hostname and loopback", t);
 }
 
+static char **copy_strings(char *const *v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	char **copy = calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; copy && i < n; i++)
+		if (!(copy[i] = strdup(v[i])))
+			return NULL; /* init exits soon either way */
+	return copy;
+}
+
+/* /proc/1/cmdline is readable by the command (no ptrace check guards it),
+ * and init's argv and environment are jailrun's: wipe them in place once
+ * the command's own copies are taken.  The bounds are fields 48-51 of
+ * /proc/self/stat (arg_start, arg_end, env_start, env_end). */
+static void scrub_own_args_and_environ(void)
+{
+	char buf[2048];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')'); /* the comm field may hold spaces */
+	if (!p)
+		return;
+	unsigned long v[4];
+	int field = 2;
+	for (p++; *p && field < 48; p++)
+		if (*p == ' ')
+			field++;
+	if (sscanf(p, "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
+		return;
+	if (v[1] > v[0])
+		memset((void *)v[0], 0, v[1] - v[0]);
+	if (v[3] > v[2])
+		memset((void *)v[2], 0, v[3] - v[2]);
+}
+
 static void forward_signal(pid_t payload, int sig)
 {
 	/* The command leads its own session and process group: signal the
@@ -217,15 +260,27 @@ static void kill_everything_else(void)
 		;
 }
 
-void jr_init_main(const struct jr_init_ctx *ctx)
+void jr_init_main(const struct jr_init_ctx *caller_ctx)
 {
 	jr_error_t *err = NULL;
 	struct jr_msg go;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(JR_EXIT_FAILURE);
-	if (jr_msg_recv(ctx->ctl, &go, NULL, &err) <= 0 || go.type != JR_MSG_GO)
+	if (jr_msg_recv(caller_ctx->ctl, &go, NULL, &err) <= 0 || go.type != JR_MSG_GO)
 		_exit(JR_EXIT_FAILURE);
+
+	struct jr_init_ctx own = *caller_ctx;
+	const struct jr_init_ctx *ctx = &own;
+	own.argv = copy_strings(caller_ctx->argv);
+	own.envp = copy_strings(caller_ctx->envp);
+	if (!own.argv || !own.envp) {
+		jr_fail_oom(&err);
+		init_fail(ctx->ctl, err);
+	}
+	scrub_own_args_and_environ();
+	/* Out of the caller's session: init has no controlling terminal. */
+	setsid();
 
 	/* Only what init needs survives: the control socket, the mount
 	 * sources the supervisor opened, and descriptors kept on purpose. */
@@ -277,6 +332,14 @@ void jr_init_main(const struct jr_init_ctx *ctx)
 	close(fail_pipe[1]);
 	if (master >= 0)
 		close(jr_steal_fd(&master));
+	/* The command has its stdio; init keeps no handle on the caller's. */
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		close(devnull);
+	}
 
 	struct payload_failure failure = { 0 };
 	ssize_t got = read(fail_pipe[0], &failure, sizeof(failure));

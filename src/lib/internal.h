@@ -51,6 +51,7 @@ struct jr_mount {
 	char *source;   /* bind: canonical host path; symlink: link text */
 	char *target;   /* absolute path inside the jail */
 	bool readonly;
+	bool callers;   /* the caller's own data (workspace, --ro, --rw), not the system */
 	mode_t mode;    /* tmpfs root mode */
 	const char *origin; /* which setting asked for it, for messages */
 };
@@ -72,14 +73,17 @@ unsigned jr_path_depth(const char *path);
 char *jr_path_normalize(const char *path);
 /* Resolves path (relative to the current directory) to its canonical form. */
 int jr_path_canonical(const char *path, char **out, jr_error_t **err);
+/* Like jr_path_canonical for an absolute path whose tail may not exist
+ * yet: the existing prefix is resolved, the missing rest appended. */
+int jr_path_canonical_missing_ok(const char *path, char **out, jr_error_t **err);
 /* Whether path is dir or beneath it (both canonical). */
 bool jr_path_is_beneath(const char *path, const char *dir);
 
 /* ---- ids (userns.c) -------------------------------------------------- */
 
-/* Host id the jail runs as when the caller is root: a jail whose uid 0 is
- * the host's uid 0 could still own root's files, so root is mapped away. */
-#define JR_ROOT_HOST_ID 65534
+/* JR_ROOT_HOST_ID (config.h) is the host id a root caller's jail runs
+ * as: a jail whose uid 0 is the host's uid 0 could still own root's
+ * files, so root is mapped away, to an id no other user shares. */
 
 struct jr_ids {
 	uid_t inside_uid, outside_uid;
@@ -104,7 +108,8 @@ struct jr_mount_sources {
 
 int jr_mount_sources_open(const struct jr_plan *plan, struct jr_mount_sources *src,
 			  jr_error_t **err);
-/* Root callers only: map the jail's ids onto the caller's in rw binds. */
+/* Root callers only: show the caller's own binds (workspace, --ro, --rw)
+ * with the jail's ids standing for the caller's. */
 int jr_mount_sources_idmap(const struct jr_plan *plan, struct jr_mount_sources *src,
 			   int userns_fd, jr_error_t **err);
 void jr_mount_sources_close(struct jr_mount_sources *src);

@@ -26,6 +26,35 @@
 
 #define BIND_ATTRS (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 
+/* State while the root is assembled.  Mount points may be created only on
+ * filesystems jailrun itself made for this jail (its tmpfs mounts): a
+ * missing mount point inside a bind from the host is an error, never a
+ * directory left behind in the user's files. */
+struct root_builder {
+	int rootfd;
+	int devfd; /* made read-only once every mount is in */
+	dev_t owned[64];
+	size_t n_owned;
+};
+
+static void own_fs(struct root_builder *b, int mnt)
+{
+	struct stat st;
+	if (fstat(mnt, &st) == 0 && b->n_owned < sizeof(b->owned) / sizeof(b->owned[0]))
+		b->owned[b->n_owned++] = st.st_dev;
+}
+
+static bool owns_fs(const struct root_builder *b, int dirfd)
+{
+	struct stat st;
+	if (fstat(dirfd, &st) < 0)
+		return false;
+	for (size_t i = 0; i < b->n_owned; i++)
+		if (b->owned[i] == st.st_dev)
+			return true;
+	return false;
+}
+
 static int openat2_fd(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {
 	struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = resolve };
@@ -95,7 +124,9 @@ int jr_mount_sources_idmap(const struct jr_plan *plan, struct jr_mount_sources *
 {
 	for (size_t i = 0; i < src->n; i++) {
 		const struct jr_mount *m = &plan->mounts[i];
-		if (m->kind != JR_MOUNT_BIND || m->readonly || src->fds[i] < 0)
+		/* Only the caller's own trees: the system binds keep root's files
+		 * root's, so the jail cannot read /etc/shadow. */
+		if (m->kind != JR_MOUNT_BIND || !m->callers || src->fds[i] < 0)
 			continue;
 		struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP,
 					   .userns_fd = (uint64_t)userns_fd };
@@ -124,6 +155,7 @@ void jr_mount_sources_close(struct jr_mount_sources *src)
 
 static int open_component(int dirfd, const char *name, bool want_dir, bool create)
 {
+	/* create: the caller checked that dirfd is on a filesystem of ours. */
 	const uint64_t resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	uint64_t flags = O_PATH | (want_dir ? O_DIRECTORY : 0);
 	int fd = openat2_fd(dirfd, name, flags, resolve);
@@ -142,11 +174,12 @@ static int open_component(int dirfd, const char *name, bool want_dir, bool creat
 	return openat2_fd(dirfd, name, flags, resolve);
 }
 
-/* Opens (creating if missing) path beneath rootfd, one component at a
- * time, never following a symlink. */
-static int open_mount_point(int rootfd, const char *path, bool is_dir, int *out, jr_error_t **err)
+/* Opens (creating if missing, on our own filesystems) path beneath dirfd,
+ * one component at a time, never following a symlink. */
+static int open_mount_point(const struct root_builder *b, int dirfd, const char *path,
+			    bool is_dir, int *out, jr_error_t **err)
 {
-	_cleanup_close_ int cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	_cleanup_close_ int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	if (cur < 0)
 		return jr_fail(err, errno, "dup");
 	const char *p = path;
@@ -163,14 +196,18 @@ static int open_mount_point(int rootfd, const char *path, bool is_dir, int *out,
 		while (*end == '/')
 			end++;
 		bool last = *end == '\0';
-		int next = open_component(cur, name, !last || is_dir, true);
+		int len = (int)(p - path + (long)n);
+		int next = open_component(cur, name, !last || is_dir, owns_fs(b, cur));
 		if (next < 0) {
 			if (errno == ELOOP || errno == EXDEV)
 				return jr_fail(err, ELOOP,
 					       "mount point %s: refusing to follow the symlink at '%.*s'",
-					       path, (int)(end - path), path);
-			return jr_fail(err, errno, "mount point %s: creating '%.*s'", path,
-				       (int)(p - path + (long)n), path);
+					       path, len, path);
+			if (errno == ENOENT)
+				return jr_fail(err, ENOENT,
+					       "mount point %s: '%.*s' (jailrun creates nothing on the host; create it first)",
+					       path, len, path);
+			return jr_fail(err, errno, "mount point %s: creating '%.*s'", path, len, path);
 		}
 		close(cur);
 		cur = next;
@@ -213,10 +250,11 @@ static int new_tmpfs(mode_t mode, uint64_t attrs, int *out, jr_error_t **err)
 }
 
 /* Mounts a fresh filesystem (or clone) at name beneath dirfd. */
-static int attach_at(int mnt, int dirfd, const char *name, bool is_dir, jr_error_t **err)
+static int attach_at(const struct root_builder *b, int mnt, int dirfd, const char *name,
+		     bool is_dir, jr_error_t **err)
 {
 	_cleanup_close_ int target = -1;
-	if (open_mount_point(dirfd, name, is_dir, &target, err) < 0)
+	if (open_mount_point(b, dirfd, name, is_dir, &target, err) < 0)
 		return -1;
 	if (attach(mnt, target) < 0)
 		return jr_fail(err, errno, "move_mount onto %s", name);
@@ -301,13 +339,14 @@ static const char *const dev_links[][2] = {
 	{ "stderr", "/proc/self/fd/2" },
 };
 
-static int mount_dev(int target, jr_error_t **err)
+static int mount_dev(struct root_builder *b, int target, jr_error_t **err)
 {
 	_cleanup_close_ int dev = -1, pts = -1, shm = -1;
 	if (new_tmpfs(0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, &dev, err) < 0)
 		return -1;
 	if (attach(dev, target) < 0)
 		return jr_fail(err, errno, "move_mount /dev");
+	own_fs(b, dev);
 
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++) {
 		char host[32];
@@ -315,7 +354,7 @@ static int mount_dev(int target, jr_error_t **err)
 		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
 		if (clone_host_path(AT_FDCWD, host, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, &node,
 				    err) < 0 ||
-		    attach_at(node, dev, dev_nodes[i], false, err) < 0)
+		    attach_at(b, node, dev, dev_nodes[i], false, err) < 0)
 			return jr_fail_wrap(err, "/dev/%s", dev_nodes[i]);
 	}
 
@@ -323,25 +362,23 @@ static int mount_dev(int target, jr_error_t **err)
 	 * host's and the host's are invisible to it. */
 	const char *const pts_options[] = { "ptmxmode", "0666", "mode", "0620", NULL };
 	if (new_fs("devpts", pts_options, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, &pts, err) < 0 ||
-	    attach_at(pts, dev, "pts", true, err) < 0)
+	    attach_at(b, pts, dev, "pts", true, err) < 0)
 		return jr_fail_wrap(err, "/dev/pts");
 	if (new_tmpfs(01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &shm, err) < 0 ||
-	    attach_at(shm, dev, "shm", true, err) < 0)
+	    attach_at(b, shm, dev, "shm", true, err) < 0)
 		return jr_fail_wrap(err, "/dev/shm");
 
 	for (size_t i = 0; i < sizeof(dev_links) / sizeof(dev_links[0]); i++)
 		if (symlinkat(dev_links[i][1], dev, dev_links[i][0]) < 0)
 			return jr_fail(err, errno, "/dev/%s", dev_links[i][0]);
 
-	/* Nothing new may appear in /dev; /dev/shm stays writable. */
-	if (set_attrs(dev, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY, 0) < 0)
-		return jr_fail(err, errno, "/dev read-only");
+	b->devfd = jr_steal_fd(&dev);
 	return 0;
 }
 
 /* ---- assembling the root --------------------------------------------- */
 
-static int make_symlink(int rootfd, const struct jr_mount *m, jr_error_t **err)
+static int make_symlink(const struct root_builder *b, const struct jr_mount *m, jr_error_t **err)
 {
 	_cleanup_free_ char *parent = strdup(m->target);
 	if (!parent)
@@ -350,22 +387,22 @@ static int make_symlink(int rootfd, const struct jr_mount *m, jr_error_t **err)
 	const char *name = m->target + (slash - parent) + 1;
 	*slash = '\0';
 	_cleanup_close_ int dir = -1;
-	if (open_mount_point(rootfd, parent[0] ? parent : "/", true, &dir, err) < 0)
+	if (open_mount_point(b, b->rootfd, parent[0] ? parent : "/", true, &dir, err) < 0)
 		return -1;
 	if (symlinkat(m->source, dir, name) < 0)
 		return jr_fail(err, errno, "symlink %s -> %s", m->target, m->source);
 	return 0;
 }
 
-static int mount_one(int rootfd, const struct jr_mount *m, int source_fd, bool source_is_dir,
-		     jr_error_t **err)
+static int mount_one(struct root_builder *b, const struct jr_mount *m, int source_fd,
+		     bool source_is_dir, jr_error_t **err)
 {
 	_cleanup_close_ int target = -1, fresh = -1;
 
 	if (m->kind == JR_MOUNT_SYMLINK)
-		return make_symlink(rootfd, m, err);
+		return make_symlink(b, m, err);
 	bool is_dir = m->kind != JR_MOUNT_BIND || source_is_dir;
-	if (open_mount_point(rootfd, m->target, is_dir, &target, err) < 0)
+	if (open_mount_point(b, b->rootfd, m->target, is_dir, &target, err) < 0)
 		return -1;
 	switch (m->kind) {
 	case JR_MOUNT_BIND:
@@ -377,16 +414,19 @@ static int mount_one(int rootfd, const struct jr_mount *m, int source_fd, bool s
 			return -1;
 		if (attach(fresh, target) < 0)
 			return jr_fail(err, errno, "move_mount");
+		own_fs(b, fresh);
 		return 0;
 	case JR_MOUNT_PROC:
 		return mount_proc(target, err);
 	case JR_MOUNT_DEV:
-		return mount_dev(target, err);
+		return mount_dev(b, target, err);
 	case JR_MOUNT_SYMLINK:
 		break;
 	}
 	return 0;
 }
+
+static int pivot_into(int rootfd, jr_error_t **err);
 
 /* The host path the new root is assembled on before pivot_root; it only
  * has to exist, its contents are covered, never used. */
@@ -395,7 +435,9 @@ static int mount_one(int rootfd, const struct jr_mount *m, int source_fd, bool s
 int jr_mount_build_root(const struct jr_plan *plan, struct jr_mount_sources *src,
 			jr_error_t **err)
 {
-	_cleanup_close_ int root = -1, rootfd = -1;
+	_cleanup_close_ int root = -1;
+	struct root_builder b = { .rootfd = -1, .devfd = -1 };
+	int r = -1;
 
 	/* Nothing mounted in the jail may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -404,20 +446,40 @@ int jr_mount_build_root(const struct jr_plan *plan, struct jr_mount_sources *src
 		return jr_fail_wrap(err, "jail root");
 	if (move_mount(root, "", AT_FDCWD, STAGING_DIR, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return jr_fail(err, errno, "jail root: attaching at " STAGING_DIR);
-	rootfd = open(STAGING_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return jr_fail(err, errno, "jail root: open");
-
+	own_fs(&b, root);
+	b.rootfd = open(STAGING_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (b.rootfd < 0) {
+		jr_fail(err, errno, "jail root: open");
+		goto out;
+	}
 	for (size_t i = 0; i < plan->n_mounts; i++) {
 		const struct jr_mount *m = &plan->mounts[i];
-		if (mount_one(rootfd, m, src->fds[i], src->is_dir[i], err) < 0)
-			return jr_fail_wrap(err, "mount %s (%s)", m->target, m->origin);
+		if (mount_one(&b, m, src->fds[i], src->is_dir[i], err) < 0) {
+			jr_fail_wrap(err, "mount %s (%s)", m->target, m->origin);
+			goto out;
+		}
 		if (src->fds[i] >= 0) {
 			close(src->fds[i]);
 			src->fds[i] = -1;
 		}
 	}
+	/* Nothing new may appear in /dev once every mount is in; /dev/shm
+	 * stays writable. */
+	if (b.devfd >= 0 && set_attrs(b.devfd, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY, 0) < 0) {
+		jr_fail(err, errno, "/dev read-only");
+		goto out;
+	}
+	r = pivot_into(b.rootfd, err);
+out:
+	if (b.rootfd >= 0)
+		close(b.rootfd);
+	if (b.devfd >= 0)
+		close(b.devfd);
+	return r;
+}
 
+static int pivot_into(int rootfd, jr_error_t **err)
+{
 	/* pivot_root(".", ".") stacks the old root on top of the new one,
 	 * so it can be detached without a directory to park it in. */
 	if (fchdir(rootfd) < 0)

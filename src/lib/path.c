@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,33 @@ int jr_path_canonical(const char *path, char **out, jr_error_t **err)
 		return jr_fail(err, errno, "%s", path);
 	*out = resolved;
 	return 0;
+}
+
+int jr_path_canonical_missing_ok(const char *path, char **out, jr_error_t **err)
+{
+	char *norm = jr_path_normalize(path);
+	if (!norm)
+		return path && path[0] == '/' ? jr_fail_oom(err)
+					      : jr_fail(err, EINVAL, "%s: not absolute", path);
+	char *resolved = realpath(norm, NULL);
+	if (resolved || errno != ENOENT) {
+		int e = errno;
+		free(norm);
+		if (!resolved)
+			return jr_fail(err, e, "%s", path);
+		*out = resolved;
+		return 0;
+	}
+	char *slash = strrchr(norm, '/');
+	*slash = '\0';
+	const char *base = slash + 1;
+	char *parent = NULL;
+	int r = jr_path_canonical_missing_ok(norm[0] ? norm : "/", &parent, err);
+	if (r == 0 && asprintf(out, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", base) < 0)
+		r = jr_fail_oom(err);
+	free(parent);
+	free(norm);
+	return r;
 }
 
 bool jr_path_is_beneath(const char *path, const char *dir)

@@ -78,16 +78,26 @@ int jr_policy_add_tmpfs(jr_policy_t *p, const char *path, jr_error_t **err)
 	return add_mount(p, JR_PMOUNT_TMPFS, path, false, "tmpfs", err);
 }
 
-/* RFC 1123 labels: what sethostname accepts and what tools expect. */
+/* RFC 1123: dot-separated labels of letters, digits and inner hyphens,
+ * 64 bytes at most (what sethostname accepts). */
 static bool hostname_valid(const char *name)
 {
-	size_t len = strlen(name);
-	if (len == 0 || len > 64 || name[0] == '-' || name[0] == '.')
+	size_t len = strlen(name), label = 0;
+	if (len == 0 || len > 64)
 		return false;
-	for (const char *c = name; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '.'))
+	for (size_t i = 0; i <= len; i++) {
+		char c = name[i];
+		if (c == '.' || c == '\0') {
+			if (label == 0 || name[i - 1] == '-')
+				return false;
+			label = 0;
+		} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			   (c == '-' && label > 0)) {
+			label++;
+		} else {
 			return false;
+		}
+	}
 	return true;
 }
 
@@ -115,6 +125,9 @@ int jr_policy_keep_fd(jr_policy_t *p, int fd, jr_error_t **err)
 	for (size_t i = 0; i < p->n_keep_fds; i++)
 		if (p->keep_fds[i] == fd)
 			return 0;
+	if (p->n_keep_fds >= JR_MAX_KEEP_FDS)
+		return jr_fail(err, 0, "keep-fd %d: at most %d descriptors can be kept", fd,
+			       JR_MAX_KEEP_FDS);
 	int *fds = reallocarray(p->keep_fds, p->n_keep_fds + 1, sizeof(*fds));
 	if (!fds)
 		return jr_fail_oom(err);

@@ -302,7 +302,8 @@ static int start_jail(struct supervisor *s, char *const argv[], bool pty, jr_err
 		reap_init(s);
 		return -1;
 	}
-	say(s, "id maps written, init released");
+	say(s, "id maps written (uid %u -> host %u, gid %u -> host %u), init released",
+	    s->ids.inside_uid, s->ids.outside_uid, s->ids.inside_gid, s->ids.outside_gid);
 	return 0;
 }
 

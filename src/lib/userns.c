@@ -46,7 +46,7 @@ pid_t jr_clone_jail(int *pidfd, jr_error_t **err)
 		int e = errno;
 		if (e == EPERM || e == ENOSPC || e == EINVAL)
 			return jr_fail(err, e,
-				       "creating namespaces (clone3); run 'jailrun --doctor' to see whether this host allows unprivileged user namespaces");
+				       "creating namespaces (clone3; are unprivileged user namespaces allowed? see user.max_user_namespaces, kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns)");
 		return jr_fail(err, e, "creating namespaces (clone3)");
 	}
 	return (pid_t)pid;

@@ -80,9 +80,35 @@ case_rw_bind() {
 }
 
 case_tmpfs_option() {
+	mkdir "$WS/scratch"
+	chown "$CASE_UID" "$WS/scratch"
 	jr --tmpfs "$WS/scratch" -- sh -c "echo x > $WS/scratch/f && ls $WS/scratch"
 	check_rc 0 "a --tmpfs path is writable"
 	check "its files do not reach the host" test ! -e "$WS/scratch/f"
+	jr --tmpfs /tmp/a/b -- sh -c 'test -d /tmp/a/b'
+	check_rc 0 "a missing --tmpfs path inside the jail's own tmpfs is created there"
+}
+
+case_no_host_side_effects() {
+	jr --tmpfs "$WS/node_modules" -- true
+	check_rc 125 "a mount point missing in the workspace is refused"
+	check "saying what to do" contains "$ERR" "jailrun creates nothing on the host; create it first"
+	check "and nothing was created on the host" test ! -e "$WS/node_modules"
+	check "the workspace is still empty" test -z "$(ls -A "$WS")"
+}
+
+case_ro_bind_private_file() {
+	# A --ro tree is the caller's own: its 0600 files stay readable, for a
+	# root caller too (the bind is idmapped), while the system's are not.
+	data=$JR_TOP/$JR_MODE/private-data
+	mkdir -p "$data"
+	echo mine >"$data/key"
+	chmod 600 "$data/key"
+	chown -R "$CASE_UID:$CASE_UID" "$data"
+	jr --ro "$data" -- cat "$data/key"
+	check "the caller's private file in an --ro tree is readable" test "$(cat "$OUT")" = mine
+	jr --ro "$data" -- sh -c "chmod 644 $data/key"
+	check "but its mode cannot be changed" test "$(stat -c %a "$data/key")" = 600
 }
 
 case_proc_sys_readonly() {
@@ -94,15 +120,17 @@ case_proc_sys_readonly() {
 }
 
 case_symlink_mount_point() {
-	# A symlink in the workspace must not steer a mount point to the host.
+	# A path through a workspace symlink is resolved before anything is
+	# mounted (like --ro/--rw): the mount lands on the link's target in
+	# the jail's view, and nothing on the host changes.
 	outside=$JR_TOP/$JR_MODE/outside
-	mkdir -p "$outside"
-	chown "$CASE_UID" "$outside"
+	mkdir -p "$outside/mnt"
+	chown -R "$CASE_UID" "$outside"
 	ln -s "$outside" "$WS/escape"
-	jr --tmpfs "$WS/escape/mnt" -- true
-	check_rc 125 "a mount point through a workspace symlink is refused"
-	check "the error says why" contains "$ERR" "refusing to follow the symlink"
-	check "nothing was created outside" test ! -e "$outside/mnt"
+	jr --tmpfs "$WS/escape/mnt" -- sh -c "echo x > $outside/mnt/f && echo y > $WS/escape/mnt/g && ls $outside/mnt | tr '\n' ' '"
+	check_rc 0 "a --tmpfs path through a symlink is mounted on its target"
+	check "both paths reach the same tmpfs" test "$(cat "$OUT")" = "f g "
+	check "nothing was written on the host" test -z "$(ls -A "$outside/mnt")"
 }
 
 case_symlink_to_secret() {
@@ -113,5 +141,5 @@ case_symlink_to_secret() {
 
 run_cases case_workspace_writable case_system_readonly case_tmp_is_private \
 	case_host_dirs_absent case_home_is_empty case_shadow_unreadable case_ro_bind \
-	case_rw_bind case_tmpfs_option case_proc_sys_readonly case_symlink_mount_point \
+	case_rw_bind case_tmpfs_option case_no_host_side_effects case_ro_bind_private_file case_proc_sys_readonly case_symlink_mount_point \
 	case_symlink_to_secret

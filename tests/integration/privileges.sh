@@ -19,7 +19,9 @@ case_identity() {
 	while [ -z "$(pids_with "sleep $marker")" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	pid=$(pids_with "sleep $marker" | head -1)
 	if [ "$JR_MODE" = root ]; then
-		check "a root caller's jail runs as an unprivileged host uid" test "$(stat -c %u "/proc/$pid" 2>/dev/null)" = 65534
+		host_uid=$(stat -c %u "/proc/$pid" 2>/dev/null)
+		check "a root caller's jail does not run as host root" test "${host_uid:-0}" -ne 0
+		check "nor as nobody (a shared uid)" test "${host_uid:-65534}" -ne 65534
 	else
 		check "an unprivileged caller's jail runs as the caller" test "$(stat -c %u "/proc/$pid" 2>/dev/null)" = "$CASE_UID"
 	fi
@@ -44,6 +46,10 @@ case_init_not_readable() {
 	check "init's environment is not readable by the command" test "$RC" -ne 0
 	jr -- ls /proc/1/fd
 	check "init's descriptors are not listable by the command" test "$RC" -ne 0
+	jr -- sh -c "tr -d '\\000' </proc/1/cmdline | wc -c"
+	check "init's command line (jailrun's argv) is wiped" test "$(cat "$OUT")" = 0
+	jr -- ps -o tty= -p 1
+	check "init holds no terminal of the caller's" test "$(tr -d ' ' <"$OUT")" = "?"
 }
 
 case_user_ids_unmapped() {
