@@ -16,17 +16,21 @@ echo "-----BEGIN OPENSSH PRIVATE KEY----- (demo key, not real)" >"$demo/home/.ss
 chmod 700 "$demo/home/.ssh" && chmod 600 "$demo/home/.ssh/id_rsa"
 
 jailrun=$PWD/jailrun
+policy=$PWD/policy/strict.pol
 cat <<MSG
 
 == jailrun demo ==========================================================
-Host side: HOME=$demo/home holds .ssh/id_rsa; the workspace is $demo/project.
-Inside the jail we run:
-  id; hostname; ls -a ~; cat ~/.ssh/id_rsa; echo pwned > /etc/motd; echo ok > result
+Host side: HOME=$demo/home holds .ssh/id_rsa, GITHUB_TOKEN is set, and the
+workspace is $demo/project.  We run:
+  jailrun --policy policy/strict.pol -- bash -c \
+    'id; hostname; ls -a ~; cat ~/.ssh/id_rsa; echo "token=\$GITHUB_TOKEN";
+     echo pwned > /etc/motd; echo ok > result'
 --------------------------------------------------------------------------
 MSG
 cd "$demo/project"
 set +e
-HOME=$demo/home "$jailrun" -- bash -c 'id; hostname; ls -a ~; cat ~/.ssh/id_rsa; echo pwned > /etc/motd; echo ok > result'
+HOME=$demo/home GITHUB_TOKEN=ghp_demo_not_real "$jailrun" --policy "$policy" -- bash -c \
+	'id; hostname; ls -a ~; cat ~/.ssh/id_rsa; echo "token=$GITHUB_TOKEN"; echo pwned > /etc/motd; echo ok > result'
 status=$?
 set -e
 cat <<MSG

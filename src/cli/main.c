@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jailrun.h"
 
@@ -16,20 +17,34 @@ enum {
 	OPT_RO = 0x100,
 	OPT_RW,
 	OPT_TMPFS,
+	OPT_MASK,
 	OPT_HOSTNAME,
+	OPT_NET,
+	OPT_ENV,
+	OPT_KEEP_ENV,
 	OPT_KEEP_FD,
+	OPT_LINT,
+	OPT_EXPLAIN,
 	OPT_VERSION,
 	OPT_PTY,
 	OPT_NO_PTY,
 };
 
 static const struct option long_options[] = {
+	{ "policy", required_argument, NULL, 'p' },
+	{ "set", required_argument, NULL, 'D' },
 	{ "workspace", required_argument, NULL, 'w' },
 	{ "ro", required_argument, NULL, OPT_RO },
 	{ "rw", required_argument, NULL, OPT_RW },
 	{ "tmpfs", required_argument, NULL, OPT_TMPFS },
+	{ "mask", required_argument, NULL, OPT_MASK },
 	{ "hostname", required_argument, NULL, OPT_HOSTNAME },
+	{ "net", required_argument, NULL, OPT_NET },
+	{ "env", required_argument, NULL, OPT_ENV },
+	{ "keep-env", required_argument, NULL, OPT_KEEP_ENV },
 	{ "keep-fd", required_argument, NULL, OPT_KEEP_FD },
+	{ "lint", no_argument, NULL, OPT_LINT },
+	{ "explain", no_argument, NULL, OPT_EXPLAIN },
 	{ "pty", no_argument, NULL, OPT_PTY },
 	{ "no-pty", no_argument, NULL, OPT_NO_PTY },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -41,30 +56,43 @@ static const struct option long_options[] = {
 static void usage(FILE *out)
 {
 	fputs("Usage: jailrun [OPTIONS] [--] COMMAND [ARG...]\n"
+	      "       jailrun --policy NAME --lint | --explain\n"
 	      "Run COMMAND in a jail: new user, mount, pid, net, ipc, uts and cgroup\n"
-	      "namespaces; the system read-only, the workspace read-write, an empty home.\n"
+	      "namespaces; the system read-only, the workspace read-write, secrets hidden.\n"
 	      "\n"
-	      "  -w, --workspace DIR   read-write workspace and working directory (default: .)\n"
-	      "      --ro PATH         show PATH read-only (repeatable)\n"
-	      "      --rw PATH         show PATH read-write (repeatable)\n"
-	      "      --tmpfs PATH      mount an empty tmpfs at PATH (repeatable)\n"
-	      "      --hostname NAME   hostname inside (default: jailrun)\n"
-	      "      --keep-fd N       pass descriptor N into the jail (repeatable)\n"
-	      "      --pty, --no-pty   force or forbid a pty (default: when stdin and stdout\n"
-	      "                        are terminals)\n"
-	      "  -v, --verbose         print the plan and the setup steps with timings\n"
-	      "      --version         print the version\n"
-	      "  -h, --help            print this help\n"
+	      "  -p, --policy FILE|NAME  policy to apply (default: default.pol); a NAME is\n"
+	      "                          searched in $JAILRUN_POLICY_PATH, ~/.config/jailrun/policy,\n"
+	      "                          /etc/jailrun/policy and the installed policies\n"
+	      "  -D, --set 'LINE'        append one policy line (repeatable)\n"
+	      "  -w, --workspace DIR     read-write workspace and working directory (default: .)\n"
+	      "      --ro PATH           show PATH read-only (repeatable)\n"
+	      "      --rw PATH           show PATH read-write (repeatable)\n"
+	      "      --tmpfs PATH        mount an empty tmpfs at PATH (repeatable)\n"
+	      "      --mask PATH         hide PATH behind an empty read-only file or directory\n"
+	      "      --hostname NAME     hostname inside (default: jailrun)\n"
+	      "      --net MODE          network: none (own namespace, lo only)\n"
+	      "      --env NAME=VALUE    set a variable in the command's environment\n"
+	      "      --keep-env NAME     pass NAME even if the policy scrubs it\n"
+	      "      --keep-fd N         pass descriptor N into the jail (repeatable)\n"
+	      "      --lint              check the policy and exit (0 ok, 125 not)\n"
+	      "      --explain           print the resolved plan: every clause and what\n"
+	      "                          enforces it on this host; run nothing\n"
+	      "      --pty, --no-pty     force or forbid a pty (default: when stdin and stdout\n"
+	      "                          are terminals)\n"
+	      "  -v, --verbose           print the plan and the setup steps with timings\n"
+	      "      --version           print the version\n"
+	      "  -h, --help              print this help\n"
 	      "\n"
-	      "Exit status: COMMAND's own; 128+N if it died of signal N; 125 if jailrun\n"
-	      "failed; 126 if COMMAND is not executable; 127 if it was not found.\n",
+	      "Each override is one policy line appended after the policy, in the order\n"
+	      "given (--ro P is 'ro P').  Exit status: COMMAND's own; 128+N if it died of\n"
+	      "signal N; 125 if jailrun failed; 126 if COMMAND is not executable; 127 if\n"
+	      "it was not found.\n",
 	      out);
 }
 
 static void print_line(void *userdata, const char *line)
 {
-	fprintf(stderr, "jailrun: %s\n", line);
-	(void)userdata;
+	fprintf(userdata ? userdata : stderr, "%s%s\n", userdata ? "" : "jailrun: ", line);
 }
 
 static int fail(jr_error_t *err)
@@ -85,35 +113,82 @@ static int parse_fd(const char *arg, int *fd)
 	return 0;
 }
 
+/* One override, kept until the policy itself is loaded. */
+struct override {
+	const char *directive; /* NULL: arg is a whole line (-D) */
+	char *arg;
+};
+
 struct cli {
-	jr_policy_t *policy;
-	bool verbose;
+	const char *policy;
+	struct override overrides[256];
+	size_t n_overrides;
+	int keep_fds[JR_MAX_KEEP_FDS + 1];
+	size_t n_keep_fds;
+	bool verbose, lint, explain;
 	int pty;
 };
 
+static int add_override(struct cli *cli, const char *directive, const char *arg)
+{
+	if (cli->n_overrides == sizeof(cli->overrides) / sizeof(cli->overrides[0])) {
+		fputs("jailrun: too many overrides on the command line\n", stderr);
+		return JR_EXIT_FAILURE;
+	}
+	char *copy = strdup(arg);
+	if (!copy) {
+		fputs("jailrun: out of memory\n", stderr);
+		return JR_EXIT_FAILURE;
+	}
+	cli->overrides[cli->n_overrides++] = (struct override){ directive, copy };
+	return -1;
+}
+
 /* Returns -1 to continue, or the exit status to stop with. */
-static int parse_option(struct cli *cli, int opt, const char *arg, jr_error_t **err)
+static int parse_option(struct cli *cli, int opt, const char *arg)
 {
 	int fd;
 	switch (opt) {
+	case 'p':
+		cli->policy = arg;
+		return -1;
+	case 'D':
+		return add_override(cli, NULL, arg);
 	case 'w':
-		return jr_policy_set_workspace(cli->policy, arg, err) < 0 ? JR_EXIT_FAILURE : -1;
+		return add_override(cli, "workspace", arg);
 	case OPT_RO:
-		return jr_policy_add_bind(cli->policy, JR_BIND_RO, arg, false, err) < 0
-			       ? JR_EXIT_FAILURE : -1;
+		return add_override(cli, "ro", arg);
 	case OPT_RW:
-		return jr_policy_add_bind(cli->policy, JR_BIND_RW, arg, false, err) < 0
-			       ? JR_EXIT_FAILURE : -1;
+		return add_override(cli, "rw", arg);
 	case OPT_TMPFS:
-		return jr_policy_add_tmpfs(cli->policy, arg, err) < 0 ? JR_EXIT_FAILURE : -1;
+		return add_override(cli, "tmpfs", arg);
+	case OPT_MASK:
+		return add_override(cli, "mask", arg);
 	case OPT_HOSTNAME:
-		return jr_policy_set_hostname(cli->policy, arg, err) < 0 ? JR_EXIT_FAILURE : -1;
+		return add_override(cli, "hostname", arg);
+	case OPT_NET:
+		return add_override(cli, "net", arg);
+	case OPT_ENV:
+		return add_override(cli, "env set", arg);
+	case OPT_KEEP_ENV:
+		return add_override(cli, "env keep", arg);
 	case OPT_KEEP_FD:
 		if (parse_fd(arg, &fd) < 0) {
 			fprintf(stderr, "jailrun: --keep-fd '%s': not a descriptor number\n", arg);
 			return JR_EXIT_FAILURE;
 		}
-		return jr_policy_keep_fd(cli->policy, fd, err) < 0 ? JR_EXIT_FAILURE : -1;
+		if (cli->n_keep_fds == JR_MAX_KEEP_FDS + 1) {
+			fprintf(stderr, "jailrun: --keep-fd: at most %d descriptors\n", JR_MAX_KEEP_FDS);
+			return JR_EXIT_FAILURE;
+		}
+		cli->keep_fds[cli->n_keep_fds++] = fd;
+		return -1;
+	case OPT_LINT:
+		cli->lint = true;
+		return -1;
+	case OPT_EXPLAIN:
+		cli->explain = true;
+		return -1;
 	case OPT_PTY:
 		cli->pty = 1;
 		return -1;
@@ -135,12 +210,38 @@ static int parse_option(struct cli *cli, int opt, const char *arg, jr_error_t **
 	}
 }
 
-static int run(struct cli *cli, char **argv)
+/* The policy file, then the overrides in command-line order. */
+static int build_policy(struct cli *cli, jr_policy_t *policy, jr_error_t **err)
+{
+	if (jr_policy_load(policy, cli->policy ? cli->policy : "default", err) < 0)
+		return -1;
+	for (size_t i = 0; i < cli->n_overrides; i++) {
+		const struct override *o = &cli->overrides[i];
+		int r = o->directive ? jr_policy_add_directive(policy, o->directive, o->arg, err)
+				     : jr_policy_add_line(policy, o->arg, err);
+		if (r < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < cli->n_keep_fds; i++)
+		if (jr_policy_keep_fd(policy, cli->keep_fds[i], err) < 0)
+			return -1;
+	return 0;
+}
+
+static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 {
 	jr_error_t *err = NULL;
 	jr_plan_t *plan = NULL;
-	if (jr_compile(cli->policy, NULL, &plan, &err) < 0)
+	if (build_policy(cli, policy, &err) < 0 || jr_compile(policy, NULL, &plan, &err) < 0)
 		return fail(err);
+	if (cli->explain || cli->lint) {
+		if (cli->explain)
+			jr_plan_describe(plan, print_line, stdout);
+		else
+			printf("%s: ok\n", cli->policy ? cli->policy : "default");
+		jr_plan_free(plan);
+		return 0;
+	}
 	if (cli->verbose)
 		jr_plan_describe(plan, print_line, NULL);
 
@@ -160,25 +261,24 @@ int main(int argc, char **argv)
 {
 	struct cli cli = { .pty = -1 };
 	jr_error_t *err = NULL;
+	jr_policy_t *policy = NULL;
 	int status = -1, opt;
 
-	if (jr_policy_new(&cli.policy, &err) < 0)
-		return fail(err);
 	/* '+': options end at the command, so its own flags are not ours. */
-	while (status < 0 && (opt = getopt_long(argc, argv, "+w:vh", long_options, NULL)) != -1) {
-		status = parse_option(&cli, opt, optarg, &err);
-		if (err)
-			{
-			status = fail(err);
-			err = NULL;
-		}
-	}
-	if (status < 0 && optind >= argc) {
+	while (status < 0 && (opt = getopt_long(argc, argv, "+p:D:w:vh", long_options, NULL)) != -1)
+		status = parse_option(&cli, opt, optarg);
+	if (status < 0 && optind >= argc && !cli.lint && !cli.explain) {
 		fputs("jailrun: no command given\nTry 'jailrun --help'.\n", stderr);
 		status = JR_EXIT_FAILURE;
 	}
-	if (status < 0)
-		status = run(&cli, argv + optind);
-	jr_policy_free(cli.policy);
+	if (status < 0) {
+		if (jr_policy_new(&policy, &err) < 0)
+			status = fail(err);
+		else
+			status = run(&cli, policy, argv + optind);
+	}
+	jr_policy_free(policy);
+	for (size_t i = 0; i < cli.n_overrides; i++)
+		free(cli.overrides[i].arg);
 	return status;
 }

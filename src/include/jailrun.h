@@ -48,10 +48,24 @@ enum jr_bind_mode {
 enum jr_user_mode {
 	JR_USER_SAME, /* the caller's ids, as themselves */
 	JR_USER_ROOT, /* uid/gid 0 inside, still unprivileged outside */
+	JR_USER_ID,   /* a given uid:gid inside (policy "user UID[:GID]") */
 };
 
 int jr_policy_new(jr_policy_t **out, jr_error_t **err);
 void jr_policy_free(jr_policy_t *policy);
+
+/* Reads a policy file and appends its clauses.  NAME_OR_PATH with a '/'
+ * is a file; otherwise it is searched ('.pol' optional) in
+ * $JAILRUN_POLICY_PATH, ~/.config/jailrun/policy, /etc/jailrun/policy and
+ * the installed policy directory.  Errors say FILE:LINE:COL. */
+int jr_policy_load(jr_policy_t *policy, const char *name_or_path, jr_error_t **err);
+/* Appends one line of the policy language, as -D/--set does. */
+int jr_policy_add_line(jr_policy_t *policy, const char *line, jr_error_t **err);
+/* Appends "DIRECTIVE ARG" with ARG quoted as one argument (ARG may be
+ * NULL): how every command-line override becomes a policy line. */
+int jr_policy_add_directive(jr_policy_t *policy, const char *directive, const char *arg,
+			    jr_error_t **err);
+
 /* NULL path = the current directory. */
 int jr_policy_set_workspace(jr_policy_t *policy, const char *path, jr_error_t **err);
 /* A missing PATH is an error unless optional. */
@@ -67,18 +81,23 @@ int jr_policy_keep_fd(jr_policy_t *policy, int fd, jr_error_t **err);
 
 typedef struct jr_plan jr_plan_t;
 
-/* The environment is needed to resolve $HOME; NULL means environ. */
+/* Resolves the policy against this host and the caller's environment
+ * (NULL = environ), from which the command's environment is computed.
+ * A plan may hold clauses this host or version cannot enforce: jr_run
+ * refuses such a plan, --explain shows them. */
 int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, jr_error_t **err);
 void jr_plan_free(jr_plan_t *plan);
+/* 0 when every clause is enforced; else -1 naming the first that is not. */
+int jr_plan_check_enforced(const jr_plan_t *plan, jr_error_t **err);
 
-/* Describes the plan one line at a time (for -v and --explain). */
+/* Describes the plan one line at a time: clauses with their mechanism,
+ * mounts in order, the environment's names (never values). */
 typedef void (*jr_line_fn)(void *userdata, const char *line);
 void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *userdata);
 
 /* ---- run ------------------------------------------------------------- */
 
 struct jr_run_options {
-	char *const *envp;     /* environment of the command; NULL = environ */
 	jr_line_fn log;        /* progress lines (setup steps with timings), or NULL */
 	void *log_userdata;
 	int pty;               /* -1 auto (stdin and stdout are terminals), 0 never, 1 always */

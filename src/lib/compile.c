@@ -1,13 +1,15 @@
-/* jr_policy -> jr_plan: resolve the policy against this host.  Paths
- * become canonical, the default view is added (system directories, /proc,
- * /dev, /tmp, an empty home, the workspace) and mounts are ordered so a
- * parent is always mounted before anything beneath it. */
+/* jr_policy -> jr_plan: resolve the policy against this host.  Variables
+ * are expanded, paths made canonical, the default view added (system
+ * directories, /proc, /dev, /tmp, the home directory, the workspace),
+ * masks placed where a secret would otherwise be visible, mounts ordered
+ * parents first, the command's environment computed, and every clause
+ * paired with the mechanism that enforces it, or the reason none does. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +26,16 @@ static const char *const system_dirs[] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
 };
 
+struct compiler {
+	const jr_policy_t *p;
+	jr_plan_t *plan;
+	struct jr_expand x;
+	char *tmpdir;
+	jr_error_t **err;
+};
+
+/* ---- adding mounts --------------------------------------------------- */
+
 static int plan_add(jr_plan_t *plan, struct jr_mount m, jr_error_t **err)
 {
 	struct jr_mount *mounts = reallocarray(plan->mounts, plan->n_mounts + 1, sizeof(*mounts));
@@ -37,11 +49,9 @@ static int plan_add(jr_plan_t *plan, struct jr_mount m, jr_error_t **err)
 	return 0;
 }
 
-static int plan_add_simple(jr_plan_t *plan, enum jr_mount_kind kind, const char *source,
-			   const char *target, bool readonly, mode_t mode, const char *origin,
-			   jr_error_t **err)
+static int add_mount(jr_plan_t *plan, struct jr_mount m, const char *source, const char *target,
+		     jr_error_t **err)
 {
-	struct jr_mount m = { .kind = kind, .readonly = readonly, .mode = mode, .origin = origin };
 	m.source = source ? strdup(source) : NULL;
 	m.target = strdup(target);
 	if ((source && !m.source) || !m.target) {
@@ -65,112 +75,328 @@ static int add_system_dirs(jr_plan_t *plan, jr_error_t **err)
 			if (n < 0)
 				return jr_fail(err, errno, "readlink %s", dir);
 			link[n] = '\0';
-			if (plan_add_simple(plan, JR_MOUNT_SYMLINK, link, dir, true, 0, "system",
-					    err) < 0)
+			struct jr_mount m = { .kind = JR_MOUNT_SYMLINK, .origin = "system" };
+			if (add_mount(plan, m, link, dir, err) < 0)
 				return -1;
 		} else if (S_ISDIR(st.st_mode)) {
-			if (plan_add_simple(plan, JR_MOUNT_BIND, dir, dir, true, 0, "system", err) < 0)
+			struct jr_mount m = { .kind = JR_MOUNT_BIND, .readonly = true, .origin = "system" };
+			if (add_mount(plan, m, dir, dir, err) < 0)
 				return -1;
 		}
 	}
 	return 0;
 }
 
-static const char *env_lookup(char *const envp[], const char *name)
+static int add_base(jr_plan_t *plan, jr_error_t **err)
 {
-	size_t n = strlen(name);
-	for (char *const *e = envp; e && *e; e++)
-		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
+	if (add_system_dirs(plan, err) < 0 ||
+	    add_mount(plan, (struct jr_mount){ .kind = JR_MOUNT_PROC, .origin = "base" }, NULL,
+		      "/proc", err) < 0 ||
+	    add_mount(plan, (struct jr_mount){ .kind = JR_MOUNT_DEV, .origin = "base" }, NULL,
+		      "/dev", err) < 0)
+		return -1;
+	struct jr_mount tmp = { .kind = JR_MOUNT_TMPFS, .mode = 01777, .origin = "base" };
+	return add_mount(plan, tmp, NULL, "/tmp", err);
 }
 
-static int resolve_home(jr_plan_t *plan, char *const envp[], jr_error_t **err)
+/* ---- identity, home, workspace -------------------------------------- */
+
+static int copy_process_settings(struct compiler *c)
 {
-	const char *home = env_lookup(envp, "HOME");
+	const jr_policy_t *p = c->p;
+	jr_plan_t *plan = c->plan;
+	plan->hostname = strdup(p->hostname ? p->hostname : "jailrun");
+	plan->policy_name = p->name ? strdup(p->name) : NULL;
+	if (!plan->hostname || (p->name && !plan->policy_name))
+		return jr_fail_oom(c->err);
+	plan->user = p->user;
+	plan->user_uid = p->user_uid;
+	plan->user_gid = p->user_gid;
+	if (p->n_keep_fds) {
+		plan->keep_fds = calloc(p->n_keep_fds, sizeof(int));
+		if (!plan->keep_fds)
+			return jr_fail_oom(c->err);
+		memcpy(plan->keep_fds, p->keep_fds, p->n_keep_fds * sizeof(int));
+		plan->n_keep_fds = p->n_keep_fds;
+	}
+	for (size_t i = 0; i < plan->n_keep_fds; i++)
+		if (fcntl(plan->keep_fds[i], F_GETFD) < 0)
+			return jr_fail(c->err, errno, "keep-fd %d", plan->keep_fds[i]);
+	return 0;
+}
+
+static int resolve_home(struct compiler *c, char *const envp[])
+{
+	const char *home = jr_env_get(envp, "HOME");
 	if (!home || home[0] != '/') {
 		struct passwd *pw = getpwuid(getuid());
 		home = pw ? pw->pw_dir : NULL;
 	}
 	if (!home || home[0] != '/')
-		return 0; /* no home to hide */
-	plan->home = jr_path_normalize(home);
-	if (!plan->home)
-		return jr_fail_oom(err);
-	if (strcmp(plan->home, "/") == 0) {
-		free(plan->home);
-		plan->home = NULL;
+		return 0; /* no home: nothing to show or hide */
+	char *norm = jr_path_normalize(home);
+	if (!norm)
+		return jr_fail_oom(c->err);
+	if (strcmp(norm, "/") == 0) {
+		free(norm);
+		return 0;
 	}
+	c->plan->home = norm;
+	c->x.home = norm;
 	return 0;
 }
 
-static int resolve_workspace(jr_plan_t *plan, const char *asked, jr_error_t **err)
+static int resolve_workspace(struct compiler *c)
 {
-	if (jr_path_canonical(asked ? asked : ".", &plan->workspace, err) < 0)
-		return jr_fail_wrap(err, "workspace");
+	const jr_policy_t *p = c->p;
+	const struct jr_loc *loc = p->workspace_s.set ? &p->workspace_s.loc : NULL;
+	_cleanup_free_ char *expanded = NULL;
+	const char *asked = ".";
+	if (p->workspace) {
+		int r = jr_expand_path(&c->x, p->workspace, loc, &expanded, c->err);
+		if (r == 1)
+			return jr_fail_at(c->err, loc, "workspace: ${%s} is not set", c->x.unset_name);
+		if (r < 0)
+			return -1;
+		asked = expanded;
+	}
+	jr_plan_t *plan = c->plan;
+	plan->workspace = realpath(asked, NULL);
+	if (!plan->workspace)
+		return loc ? jr_fail_at_errno(c->err, loc, errno, "workspace %s", p->workspace)
+			   : jr_fail(c->err, errno, "workspace %s", asked);
 	struct stat st;
-	if (stat(plan->workspace, &st) < 0)
-		return jr_fail(err, errno, "workspace %s", plan->workspace);
-	if (!S_ISDIR(st.st_mode))
-		return jr_fail(err, ENOTDIR, "workspace %s", plan->workspace);
+	if (stat(plan->workspace, &st) < 0 || !S_ISDIR(st.st_mode))
+		return jr_fail(c->err, ENOTDIR, "workspace %s", plan->workspace);
 	if (strcmp(plan->workspace, "/") == 0)
-		return jr_fail(err, 0, "workspace /: refusing to make the whole host writable");
+		return jr_fail(c->err, 0, "workspace /: refusing to make the whole host writable");
+	c->x.workspace = plan->workspace;
 	return 0;
 }
 
-static int add_policy_mount(jr_plan_t *plan, const struct jr_policy_mount *pm, jr_error_t **err)
+static int add_home(struct compiler *c)
 {
-	static const char *const origin[] = { "ro", "rw", "tmpfs" };
-	const char *what = origin[pm->kind];
-
-	if (pm->kind == JR_PMOUNT_TMPFS) {
-		_cleanup_free_ char *cwd = NULL;
-		_cleanup_free_ char *joined = NULL;
-		const char *abs = pm->path;
-		if (pm->path[0] != '/') {
-			if (!(cwd = getcwd(NULL, 0)))
-				return jr_fail(err, errno, "tmpfs %s: getcwd", pm->path);
-			if (asprintf(&joined, "%s/%s", cwd, pm->path) < 0)
-				return jr_fail_oom(err);
-			abs = joined;
-		}
-		_cleanup_free_ char *target = NULL;
-		if (jr_path_canonical_missing_ok(abs, &target, err) < 0)
-			return jr_fail_wrap(err, "tmpfs");
-		if (strcmp(target, "/") == 0)
-			return jr_fail(err, 0, "tmpfs /: the jail's root is already a fresh tmpfs");
-		return plan_add_simple(plan, JR_MOUNT_TMPFS, NULL, target, false, 0755, what, err);
+	jr_plan_t *plan = c->plan;
+	if (!plan->home)
+		return 0;
+	if (c->p->home == JR_HOME_TMPFS) {
+		struct jr_mount m = { .kind = JR_MOUNT_TMPFS, .mode = 0700, .origin = "home" };
+		return add_mount(plan, m, NULL, plan->home, c->err);
 	}
+	_cleanup_free_ char *real = realpath(plan->home, NULL);
+	if (!real)
+		return jr_fail_at_errno(c->err, &c->p->home_s.loc, errno, "home %s", plan->home);
+	struct jr_mount m = { .kind = JR_MOUNT_BIND, .readonly = c->p->home == JR_HOME_RO,
+			      .callers = true, .origin = "home" };
+	return add_mount(plan, m, real, real, c->err);
+}
 
-	char *source = realpath(pm->path, NULL);
+static int add_workspace(struct compiler *c)
+{
+	/* An overlay workspace is not implemented: its clause is reported
+	 * as not enforced, and the plan shows the tree read-only meanwhile. */
+	struct jr_mount m = { .kind = JR_MOUNT_BIND, .readonly = c->p->workspace_mode != JR_WS_RW,
+			      .callers = true, .origin = "workspace" };
+	return add_mount(c->plan, m, c->plan->workspace, c->plan->workspace, c->err);
+}
+
+/* ---- policy filesystem entries --------------------------------------- */
+
+struct fs_item {
+	const struct jr_fs_entry *e;
+	char *path; /* expanded */
+};
+
+/* Expands every entry and applies !removals: the effective list, in order. */
+static int effective_fs(struct compiler *c, struct fs_item **out, size_t *n_out)
+{
+	const jr_policy_t *p = c->p;
+	struct fs_item *v = calloc(p->n_fs + 1, sizeof(*v));
+	size_t n = 0;
+	if (!v)
+		return jr_fail_oom(c->err);
+	for (size_t i = 0; i < p->n_fs; i++) {
+		const struct jr_fs_entry *e = &p->fs[i];
+		char *path = NULL;
+		int r = jr_expand_path(&c->x, e->path, &e->loc, &path, c->err);
+		if (r == 1 && (e->optional || e->remove))
+			continue;
+		if (r == 1)
+			r = jr_fail_at(c->err, &e->loc, "'%s': ${%s} is not set (write PATH? to skip it then)",
+				       e->path, c->x.unset_name);
+		if (r < 0)
+			goto fail;
+		char *norm = jr_path_normalize(path);
+		free(path);
+		if (!norm) {
+			jr_fail_oom(c->err);
+			goto fail;
+		}
+		if (!e->remove) {
+			v[n++] = (struct fs_item){ e, norm };
+			continue;
+		}
+		size_t k = 0;
+		for (size_t j = 0; j < n; j++) {
+			if (v[j].e->kind == e->kind && !strcmp(v[j].path, norm))
+				free(v[j].path);
+			else
+				v[k++] = v[j];
+		}
+		n = k;
+		free(norm);
+	}
+	*out = v;
+	*n_out = n;
+	return 0;
+fail:
+	for (size_t j = 0; j < n; j++)
+		free(v[j].path);
+	free(v);
+	return -1;
+}
+
+static int add_bind_entry(struct compiler *c, const struct fs_item *it)
+{
+	const struct jr_fs_entry *e = it->e;
+	const char *what = e->kind == JR_FS_RO ? "ro" : "rw";
+	char *source = realpath(it->path, NULL);
 	if (!source) {
-		if (errno == ENOENT && pm->optional)
+		if (errno == ENOENT && e->optional)
 			return 0;
-		return jr_fail(err, errno, "%s %s", what, pm->path);
+		return jr_fail_at_errno(c->err, &e->loc, errno, "%s %s", what, e->path);
 	}
 	if (strcmp(source, "/") == 0) {
 		free(source);
-		return jr_fail(err, 0, "%s %s: binding the host's whole root is not allowed", what,
-			       pm->path);
+		return jr_fail_at(c->err, &e->loc, "%s %s: binding the host's whole root is not allowed",
+				  what, e->path);
 	}
 	struct jr_mount m = { .kind = JR_MOUNT_BIND, .source = source, .target = strdup(source),
-			      .readonly = pm->kind == JR_PMOUNT_RO, .callers = true, .origin = what };
+			      .readonly = e->kind == JR_FS_RO, .callers = true, .origin = what };
 	if (!m.target) {
 		free(source);
-		return jr_fail_oom(err);
+		return jr_fail_oom(c->err);
 	}
-	return plan_add(plan, m, err);
+	return plan_add(c->plan, m, c->err);
 }
 
-/* Stable insertion sort by depth: a mount never hides one beneath it,
- * and mounts at the same depth keep the order they were asked for. */
+static int add_tmpfs_entry(struct compiler *c, const struct fs_item *it)
+{
+	const struct jr_fs_entry *e = it->e;
+	_cleanup_free_ char *target = NULL;
+	if (jr_path_canonical_missing_ok(it->path, &target, c->err) < 0) {
+		jr_error_t *inner = *c->err;
+		*c->err = NULL;
+		jr_fail_at(c->err, &e->loc, "tmpfs %s", inner->message);
+		if (*c->err)
+			(*c->err)->errnum = inner->errnum;
+		jr_error_free(inner);
+		return -1;
+	}
+	if (strcmp(target, "/") == 0)
+		return jr_fail_at(c->err, &e->loc, "tmpfs /: the jail's root is already a fresh tmpfs");
+	struct jr_mount m = { .kind = JR_MOUNT_TMPFS, .mode = e->has_mode ? e->mode : 0755,
+			      .size = e->size, .origin = "tmpfs" };
+	return add_mount(c->plan, m, NULL, target, c->err);
+}
+
+/* The deepest mount so far whose target holds path (later ones win). */
+static const struct jr_mount *covering(const jr_plan_t *plan, const char *path)
+{
+	const struct jr_mount *best = NULL;
+	unsigned best_depth = 0;
+	for (size_t i = 0; i < plan->n_mounts; i++) {
+		const struct jr_mount *m = &plan->mounts[i];
+		if (m->kind == JR_MOUNT_SYMLINK || !jr_path_is_beneath(path, m->target))
+			continue;
+		unsigned d = jr_path_depth(m->target);
+		if (!best || d >= best_depth) {
+			best = m;
+			best_depth = d;
+		}
+	}
+	return best;
+}
+
+/* A mask hides what the jail would otherwise see.  The real target of a
+ * symlink is what gets masked; a path the jail cannot see (beneath a
+ * tmpfs, or not bound at all) needs nothing, and neither does one that
+ * does not exist (a dangling link included). */
+static int add_mask_entry(struct compiler *c, const struct fs_item *it)
+{
+	_cleanup_free_ char *real = realpath(it->path, NULL);
+	if (!real)
+		return 0;
+	const struct jr_mount *cov = covering(c->plan, real);
+	if (!cov || cov->kind != JR_MOUNT_BIND)
+		return 0;
+	struct stat st;
+	if (stat(real, &st) < 0)
+		return 0;
+	struct jr_mount m = { .readonly = true, .is_mask = true, .origin = "mask" };
+	if (S_ISDIR(st.st_mode)) {
+		m.kind = JR_MOUNT_TMPFS;
+		m.mode = 0555;
+	} else {
+		m.kind = JR_MOUNT_EMPTY_FILE;
+	}
+	return add_mount(c->plan, m, NULL, real, c->err);
+}
+
+static int add_protect_entry(struct compiler *c, const struct fs_item *it)
+{
+	_cleanup_free_ char *real = realpath(it->path, NULL);
+	if (!real)
+		return 0; /* see jr_plan_describe: creation is not prevented */
+	const struct jr_mount *cov = covering(c->plan, real);
+	if (!cov || cov->kind != JR_MOUNT_BIND || cov->readonly)
+		return 0; /* already read-only, or private to the jail */
+	struct jr_mount m = { .kind = JR_MOUNT_BIND, .readonly = true, .callers = true,
+			      .is_mask = true, .origin = "protect" };
+	return add_mount(c->plan, m, real, real, c->err);
+}
+
+static int add_fs_entries(struct compiler *c)
+{
+	struct fs_item *items = NULL;
+	size_t n = 0;
+	int r = 0;
+	if (effective_fs(c, &items, &n) < 0)
+		return -1;
+	/* Binds and tmpfs first, so masks and protections know what they cover. */
+	for (size_t i = 0; i < n && r == 0; i++) {
+		enum jr_fs_kind k = items[i].e->kind;
+		if (k == JR_FS_RO || k == JR_FS_RW)
+			r = add_bind_entry(c, &items[i]);
+		else if (k == JR_FS_TMPFS)
+			r = add_tmpfs_entry(c, &items[i]);
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
+		if (items[i].e->kind == JR_FS_MASK)
+			r = add_mask_entry(c, &items[i]);
+		else if (items[i].e->kind == JR_FS_PROTECT)
+			r = add_protect_entry(c, &items[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(items[i].path);
+	free(items);
+	return r;
+}
+
+/* Stable insertion sort by depth, masks last at their depth: a mount never
+ * hides one beneath it, and mounts at one depth keep the order asked for. */
+static bool goes_before(const struct jr_mount *a, const struct jr_mount *b)
+{
+	unsigned da = jr_path_depth(a->target), db = jr_path_depth(b->target);
+	return da < db || (da == db && !a->is_mask && b->is_mask);
+}
+
 static void order_mounts(jr_plan_t *plan)
 {
 	for (size_t i = 1; i < plan->n_mounts; i++) {
 		struct jr_mount m = plan->mounts[i];
-		unsigned depth = jr_path_depth(m.target);
 		size_t j = i;
-		while (j > 0 && jr_path_depth(plan->mounts[j - 1].target) > depth) {
+		while (j > 0 && goes_before(&m, &plan->mounts[j - 1])) {
 			plan->mounts[j] = plan->mounts[j - 1];
 			j--;
 		}
@@ -178,22 +404,29 @@ static void order_mounts(jr_plan_t *plan)
 	}
 }
 
-static int copy_process_settings(jr_plan_t *plan, const jr_policy_t *policy, jr_error_t **err)
+/* ---- environment ----------------------------------------------------- */
+
+static int build_env(struct compiler *c, char *const envp[])
 {
-	plan->hostname = strdup(policy->hostname ? policy->hostname : "jailrun");
-	if (!plan->hostname)
-		return jr_fail_oom(err);
-	plan->user = policy->user;
-	if (policy->n_keep_fds) {
-		plan->keep_fds = calloc(policy->n_keep_fds, sizeof(int));
-		if (!plan->keep_fds)
-			return jr_fail_oom(err);
-		memcpy(plan->keep_fds, policy->keep_fds, policy->n_keep_fds * sizeof(int));
-		plan->n_keep_fds = policy->n_keep_fds;
+	jr_plan_t *plan = c->plan;
+	if (jr_env_build(c->p, envp, plan->home, &plan->envp, c->err) < 0)
+		return -1;
+	size_t n = 0;
+	plan->scrubbed = calloc(1, sizeof(char *));
+	if (!plan->scrubbed)
+		return jr_fail_oom(c->err);
+	for (char *const *e = envp; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq || jr_env_verdict(c->p, *e, (size_t)(eq - *e)) != JR_ENV_SCRUBBED)
+			continue;
+		char **bigger = reallocarray(plan->scrubbed, n + 2, sizeof(char *));
+		if (!bigger)
+			return jr_fail_oom(c->err);
+		plan->scrubbed = bigger;
+		if (!(plan->scrubbed[n] = strndup(*e, (size_t)(eq - *e))))
+			return jr_fail_oom(c->err);
+		plan->scrubbed[++n] = NULL;
 	}
-	for (size_t i = 0; i < plan->n_keep_fds; i++)
-		if (fcntl(plan->keep_fds[i], F_GETFD) < 0)
-			return jr_fail(err, errno, "keep-fd %d", plan->keep_fds[i]);
 	return 0;
 }
 
@@ -204,22 +437,16 @@ int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, j
 		return jr_fail_oom(err);
 	if (!envp)
 		envp = environ;
+	struct compiler c = { .p = policy, .plan = plan, .err = err };
+	c.x.envp = envp;
+	const char *tmpdir = jr_env_get(envp, "TMPDIR");
+	c.x.tmpdir = tmpdir && tmpdir[0] == '/' ? tmpdir : "/tmp";
 
-	if (copy_process_settings(plan, policy, err) < 0 ||
-	    resolve_workspace(plan, policy->workspace, err) < 0 ||
-	    resolve_home(plan, envp, err) < 0 || add_system_dirs(plan, err) < 0 ||
-	    plan_add_simple(plan, JR_MOUNT_PROC, NULL, "/proc", false, 0, "base", err) < 0 ||
-	    plan_add_simple(plan, JR_MOUNT_DEV, NULL, "/dev", false, 0755, "base", err) < 0 ||
-	    plan_add_simple(plan, JR_MOUNT_TMPFS, NULL, "/tmp", false, 01777, "base", err) < 0 ||
-	    (plan->home &&
-	     plan_add_simple(plan, JR_MOUNT_TMPFS, NULL, plan->home, false, 0700, "home", err) < 0) ||
-	    plan_add_simple(plan, JR_MOUNT_BIND, plan->workspace, plan->workspace, false, 0,
-			    "workspace", err) < 0)
+	if (copy_process_settings(&c) < 0 || resolve_home(&c, envp) < 0 ||
+	    resolve_workspace(&c) < 0 || add_base(plan, err) < 0 || add_home(&c) < 0 ||
+	    add_workspace(&c) < 0 || add_fs_entries(&c) < 0 || build_env(&c, envp) < 0 ||
+	    jr_plan_assess_clauses(policy, plan, err) < 0)
 		goto fail;
-	plan->mounts[plan->n_mounts - 1].callers = true;
-	for (size_t i = 0; i < policy->n_mounts; i++)
-		if (add_policy_mount(plan, &policy->mounts[i], err) < 0)
-			goto fail;
 	order_mounts(plan);
 	*out = plan;
 	return 0;
@@ -236,47 +463,19 @@ void jr_plan_free(jr_plan_t *plan)
 		free(plan->mounts[i].source);
 		free(plan->mounts[i].target);
 	}
+	for (size_t i = 0; i < plan->n_clauses; i++) {
+		free(plan->clauses[i].where);
+		free(plan->clauses[i].text);
+		free(plan->clauses[i].mechanism);
+	}
+	free(plan->clauses);
 	free(plan->mounts);
+	free(plan->policy_name);
 	free(plan->workspace);
 	free(plan->home);
 	free(plan->hostname);
 	free(plan->keep_fds);
+	jr_strv_free(plan->envp);
+	jr_strv_free(plan->scrubbed);
 	free(plan);
-}
-
-void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *userdata)
-{
-	char line[8192];
-	snprintf(line, sizeof(line), "workspace %s (rw, working directory)", plan->workspace);
-	fn(userdata, line);
-	snprintf(line, sizeof(line), "hostname %s", plan->hostname);
-	fn(userdata, line);
-	for (size_t i = 0; i < plan->n_mounts; i++) {
-		const struct jr_mount *m = &plan->mounts[i];
-		switch (m->kind) {
-		case JR_MOUNT_BIND:
-			snprintf(line, sizeof(line), "mount %s <- %s (%s bind, nosuid, nodev%s) [%s]",
-				 m->target, m->source, m->readonly ? "ro" : "rw",
-				 m->callers && getuid() == 0 ? ", idmapped to the caller" : "", m->origin);
-			break;
-		case JR_MOUNT_TMPFS:
-			snprintf(line, sizeof(line), "mount %s (tmpfs, mode %04o) [%s]", m->target,
-				 (unsigned)m->mode, m->origin);
-			break;
-		case JR_MOUNT_PROC:
-			snprintf(line, sizeof(line),
-				 "mount %s (proc of the jail's pid namespace; sys, sysrq-trigger, irq, bus, fs read-only; kcore, keys, kallsyms, timer_list and 5 more hidden)",
-				 m->target);
-			break;
-		case JR_MOUNT_DEV:
-			snprintf(line, sizeof(line),
-				 "mount %s (tmpfs: null zero full random urandom tty, own devpts, shm)",
-				 m->target);
-			break;
-		case JR_MOUNT_SYMLINK:
-			snprintf(line, sizeof(line), "symlink %s -> %s", m->target, m->source);
-			break;
-		}
-		fn(userdata, line);
-	}
 }

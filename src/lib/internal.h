@@ -12,29 +12,26 @@
 #include "jailrun.h"
 #include "error.h"
 
-/* ---- policy.c -------------------------------------------------------- */
+#include "policy.h"
 
-enum jr_policy_mount_kind {
-	JR_PMOUNT_RO,
-	JR_PMOUNT_RW,
-	JR_PMOUNT_TMPFS,
+/* ---- expand.c, env.c ------------------------------------------------- */
+
+struct jr_expand {
+	const char *home, *tmpdir, *workspace; /* NULL: not available here */
+	char *const *envp;
+	char unset_name[128]; /* set when jr_expand_path returns 1 */
 };
 
-struct jr_policy_mount {
-	enum jr_policy_mount_kind kind;
-	char *path;
-	bool optional;
-};
+const char *jr_env_get(char *const envp[], const char *name);
+/* 0 with *out; 1 when the path names an unset ${NAME}; -1 on error. */
+int jr_expand_path(struct jr_expand *x, const char *in, const struct jr_loc *loc, char **out,
+		   jr_error_t **err);
 
-struct jr_policy {
-	char *workspace; /* NULL: current directory */
-	struct jr_policy_mount *mounts;
-	size_t n_mounts;
-	char *hostname;
-	enum jr_user_mode user;
-	int *keep_fds;
-	size_t n_keep_fds;
-};
+enum jr_env_verdict { JR_ENV_PASS, JR_ENV_DROP, JR_ENV_SCRUBBED };
+enum jr_env_verdict jr_env_verdict(const jr_policy_t *p, const char *name, size_t len);
+int jr_env_build(const jr_policy_t *p, char *const caller[], const char *home, char ***out,
+		 jr_error_t **err);
+void jr_strv_free(char **v);
 
 /* ---- plan (compile.c) ------------------------------------------------ */
 
@@ -44,6 +41,7 @@ enum jr_mount_kind {
 	JR_MOUNT_PROC,
 	JR_MOUNT_DEV,
 	JR_MOUNT_SYMLINK,
+	JR_MOUNT_EMPTY_FILE, /* an empty read-only regular file (masks a file) */
 };
 
 struct jr_mount {
@@ -52,20 +50,40 @@ struct jr_mount {
 	char *target;   /* absolute path inside the jail */
 	bool readonly;
 	bool callers;   /* the caller's own data (workspace, --ro, --rw), not the system */
+	bool is_mask;   /* ordered after everything else at its depth */
 	mode_t mode;    /* tmpfs root mode */
+	uint64_t size;  /* tmpfs size in bytes, 0 = kernel default */
 	const char *origin; /* which setting asked for it, for messages */
 };
 
+/* One policy clause and what enforces it on this host. */
+struct jr_plan_clause {
+	char *where;     /* "file:line:col" */
+	char *text;
+	char *mechanism; /* how it is enforced, or why it is not */
+	bool enforced;
+};
+
 struct jr_plan {
+	char *policy_name;
 	char *workspace; /* canonical; also the working directory */
 	char *home;      /* $HOME inside, an empty tmpfs */
 	struct jr_mount *mounts; /* in mount order: parents before children */
 	size_t n_mounts;
 	char *hostname;
 	enum jr_user_mode user;
+	uid_t user_uid; /* JR_USER_ID */
+	gid_t user_gid;
 	int *keep_fds;
 	size_t n_keep_fds;
+	char **envp;     /* the command's environment */
+	char **scrubbed; /* names the policy removed, for --explain */
+	struct jr_plan_clause *clauses;
+	size_t n_clauses;
 };
+
+/* explain.c: pairs each policy clause with what enforces it. */
+int jr_plan_assess_clauses(const jr_policy_t *p, jr_plan_t *plan, jr_error_t **err);
 
 /* Depth of an absolute path: "/" is 0, "/a/b" is 2. */
 unsigned jr_path_depth(const char *path);

@@ -26,13 +26,17 @@
 
 #define BIND_ATTRS (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 
+static int clone_host_path(int dirfd, const char *path, uint64_t attrs, int *out,
+			   jr_error_t **err);
+
 /* State while the root is assembled.  Mount points may be created only on
  * filesystems jailrun itself made for this jail (its tmpfs mounts): a
  * missing mount point inside a bind from the host is an error, never a
  * directory left behind in the user's files. */
 struct root_builder {
 	int rootfd;
-	int devfd; /* made read-only once every mount is in */
+	int devfd;   /* made read-only once every mount is in */
+	int scratch; /* detached tmpfs holding the empty file masks are made of */
 	dev_t owned[64];
 	size_t n_owned;
 };
@@ -241,12 +245,37 @@ static int new_fs(const char *fstype, const char *const *options, uint64_t attrs
 	return 0;
 }
 
+static int new_tmpfs_sized(mode_t mode, uint64_t size, uint64_t attrs, int *out, jr_error_t **err)
+{
+	char mode_str[16], size_str[32];
+	snprintf(mode_str, sizeof(mode_str), "%o", (unsigned)mode);
+	snprintf(size_str, sizeof(size_str), "%llu", (unsigned long long)size);
+	const char *const options[] = { "mode", mode_str, size ? "size" : NULL, size_str, NULL };
+	return new_fs("tmpfs", options, attrs, out, err);
+}
+
 static int new_tmpfs(mode_t mode, uint64_t attrs, int *out, jr_error_t **err)
 {
-	char mode_str[16];
-	snprintf(mode_str, sizeof(mode_str), "%o", (unsigned)mode);
-	const char *const options[] = { "mode", mode_str, NULL };
-	return new_fs("tmpfs", options, attrs, out, err);
+	return new_tmpfs_sized(mode, 0, attrs, out, err);
+}
+
+/* A read-only bind of one empty regular file, from a detached tmpfs that
+ * exists only for this (masking a file with /dev/null would accept
+ * writes and show a device). */
+static int empty_file_clone(struct root_builder *b, int *out, jr_error_t **err)
+{
+	if (b->scratch < 0) {
+		if (new_tmpfs(0555, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+			      &b->scratch, err) < 0)
+			return -1;
+		int f = openat(b->scratch, "empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+		if (f < 0)
+			return jr_fail(err, errno, "creating the empty file for masks");
+		close(f);
+	}
+	const uint64_t attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			       MOUNT_ATTR_NOEXEC;
+	return clone_host_path(b->scratch, "empty", attrs, out, err);
 }
 
 /* Mounts a fresh filesystem (or clone) at name beneath dirfd. */
@@ -401,7 +430,7 @@ static int mount_one(struct root_builder *b, const struct jr_mount *m, int sourc
 
 	if (m->kind == JR_MOUNT_SYMLINK)
 		return make_symlink(b, m, err);
-	bool is_dir = m->kind != JR_MOUNT_BIND || source_is_dir;
+	bool is_dir = m->kind == JR_MOUNT_BIND ? source_is_dir : m->kind != JR_MOUNT_EMPTY_FILE;
 	if (open_mount_point(b, b->rootfd, m->target, is_dir, &target, err) < 0)
 		return -1;
 	switch (m->kind) {
@@ -410,11 +439,20 @@ static int mount_one(struct root_builder *b, const struct jr_mount *m, int sourc
 			return jr_fail(err, errno, "move_mount");
 		return 0;
 	case JR_MOUNT_TMPFS:
-		if (new_tmpfs(m->mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &fresh, err) < 0)
+		if (new_tmpfs_sized(m->mode, m->size,
+				    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					    (m->readonly ? MOUNT_ATTR_RDONLY : 0),
+				    &fresh, err) < 0)
 			return -1;
 		if (attach(fresh, target) < 0)
 			return jr_fail(err, errno, "move_mount");
 		own_fs(b, fresh);
+		return 0;
+	case JR_MOUNT_EMPTY_FILE:
+		if (empty_file_clone(b, &fresh, err) < 0)
+			return -1;
+		if (attach(fresh, target) < 0)
+			return jr_fail(err, errno, "move_mount");
 		return 0;
 	case JR_MOUNT_PROC:
 		return mount_proc(target, err);
@@ -436,7 +474,7 @@ int jr_mount_build_root(const struct jr_plan *plan, struct jr_mount_sources *src
 			jr_error_t **err)
 {
 	_cleanup_close_ int root = -1;
-	struct root_builder b = { .rootfd = -1, .devfd = -1 };
+	struct root_builder b = { .rootfd = -1, .devfd = -1, .scratch = -1 };
 	int r = -1;
 
 	/* Nothing mounted in the jail may propagate back to the host. */
@@ -475,6 +513,8 @@ out:
 		close(b.rootfd);
 	if (b.devfd >= 0)
 		close(b.devfd);
+	if (b.scratch >= 0)
+		close(b.scratch);
 	return r;
 }
 

@@ -102,7 +102,7 @@ __attribute__((noreturn)) static void start_init(struct supervisor *s, int child
 		.ids = &s->ids,
 		.sources = &s->sources,
 		.argv = argv,
-		.envp = s->opts->envp ? s->opts->envp : environ,
+		.envp = s->plan->envp,
 		.ctl = child_ctl,
 		.stderr_on_pty = pty && isatty(STDERR_FILENO),
 	};
@@ -315,6 +315,8 @@ int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_option
 				.ctl = -1, .signal_fd = -1, .pidfd = -1 };
 	if (!argv || !argv[0])
 		return jr_fail(err, 0, "no command to run");
+	if (jr_plan_check_enforced(plan, err) < 0)
+		return -1;
 	s.t0 = jr_now_us();
 	jr_pty_relay_init(&s.pty);
 	jr_ids_for_plan(plan, &s.ids);

@@ -29,8 +29,20 @@ void jr_ids_for_plan(const struct jr_plan *plan, struct jr_ids *ids)
 		ids->outside_uid = uid;
 		ids->outside_gid = gid;
 	}
-	ids->inside_uid = plan->user == JR_USER_ROOT ? 0 : uid;
-	ids->inside_gid = plan->user == JR_USER_ROOT ? 0 : gid;
+	switch (plan->user) {
+	case JR_USER_ROOT:
+		ids->inside_uid = 0;
+		ids->inside_gid = 0;
+		break;
+	case JR_USER_ID:
+		ids->inside_uid = plan->user_uid;
+		ids->inside_gid = plan->user_gid;
+		break;
+	default:
+		ids->inside_uid = uid;
+		ids->inside_gid = gid;
+		break;
+	}
 }
 
 pid_t jr_clone_jail(int *pidfd, jr_error_t **err)

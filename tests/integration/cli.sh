@@ -18,7 +18,7 @@ case_bad_flags() {
 	refused "not a descriptor number" --keep-fd abc
 	refused "descriptors 0-2 are always passed" --keep-fd 1
 	refused "hostname 'bad name'" --hostname "bad name"
-	refused "workspace: /nonexistent-ws: No such file or directory" --workspace /nonexistent-ws
+	refused "workspace /nonexistent-ws: No such file or directory" --workspace /nonexistent-ws
 	refused "binding the host's whole root is not allowed" --ro /
 	refused "tmpfs /: the jail's root is already a fresh tmpfs" --tmpfs /
 	jr --workspace /etc/hostname -- true
@@ -50,7 +50,7 @@ case_command_flags_not_ours() {
 case_verbose() {
 	jr -v -- true
 	check_rc 0 "-v runs the command"
-	check "-v shows the mounts" contains "$ERR" "mount /usr <- /usr (ro bind"
+	check "-v shows the mounts" contains "$ERR" "  /usr <- /usr (ro bind"
 	check "-v shows the setup steps with timings" contains "$ERR" "init: mounts and pivot_root"
 }
 

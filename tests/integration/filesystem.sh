@@ -41,11 +41,11 @@ case_host_dirs_absent() {
 }
 
 case_home_is_empty() {
-	jr -- sh -c 'ls -A "$HOME"; cat "$HOME/.ssh/id_rsa"'
-	check "reading ~/.ssh/id_rsa fails" test "$RC" -ne 0
+	jr --policy strict -- sh -c 'ls -A "$HOME"; cat "$HOME/.ssh/id_rsa"'
+	check "reading ~/.ssh/id_rsa fails (strict)" test "$RC" -ne 0
 	check "the key did not leak" lacks "$OUT" jailrun-test-secret
 	check "home is empty" test ! -s "$OUT"
-	jr -- sh -c 'echo x > "$HOME/new" && test -f "$HOME/new" && stat -c %a "$HOME"'
+	jr --policy strict -- sh -c 'echo x > "$HOME/new" && test -f "$HOME/new" && stat -c %a "$HOME"'
 	check "home is a writable private directory (0700)" test "$(cat "$OUT")" = 700
 	check "writes to home stay in the jail" test ! -e "$FIXHOME/new"
 	check "the fixture key is untouched on the host" contains "$FIXHOME/.ssh/id_rsa" jailrun-test-secret

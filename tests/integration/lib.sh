@@ -34,6 +34,11 @@ chmod 755 "$JR_TOP"
 cp "$JAILRUN" "$JR_TOP/jailrun"
 chmod 755 "$JR_TOP/jailrun"
 JR_BIN=$JR_TOP/jailrun
+# The shipped policies, where nobody can read them too.
+cp -r "$JR_SRCDIR/policy" "$JR_TOP/policy"
+chmod -R a+rX "$JR_TOP/policy"
+JAILRUN_POLICY_PATH=$JR_TOP/policy
+export JAILRUN_POLICY_PATH
 trap 'rm -rf "$JR_TOP"' EXIT
 
 _tap() {

@@ -591,7 +591,7 @@ static void test_empty_paths_refused(void **state)
 	expect_refused(f, jr_policy_add_bind(f->policy, JR_BIND_RO, "", false, &f->err), "ro");
 	expect_refused(f, jr_policy_add_bind(f->policy, JR_BIND_RW, NULL, true, &f->err), "rw");
 	expect_refused(f, jr_policy_add_tmpfs(f->policy, "", &f->err), "tmpfs");
-	assert_int_equal(f->policy->n_mounts, 0);
+	assert_int_equal(f->policy->n_fs, 0);
 }
 
 /* ---- tmpfs -------------------------------------------------------------- */
@@ -599,10 +599,11 @@ static void test_empty_paths_refused(void **state)
 static void test_tmpfs_relative_made_absolute(void **state)
 {
 	struct fx *f = *state;
-	assert_int_equal(jr_policy_add_tmpfs(f->policy, "a/./b/../c//", &f->err), 0);
+	/* Relative to the directory current when the clause is added. */
 	char *saved = getcwd(NULL, 0);
 	assert_non_null(saved);
 	assert_int_equal(chdir(f->ws), 0);
+	assert_int_equal(jr_policy_add_tmpfs(f->policy, "a/./b/../c//", &f->err), 0);
 	int r = jr_compile(f->policy, f->envp, &f->plan, &f->err);
 	assert_int_equal(chdir(saved), 0);
 	free(saved);
@@ -884,17 +885,28 @@ static void test_describe(void **state)
 
 	struct lines l = { 0 };
 	jr_plan_describe(f->plan, collect, &l);
-	assert_int_equal(l.n, f->plan->n_mounts + 2);
+	/* policy, workspace, "clauses (N):", two lines a clause, "mounts, in
+	 * order:", a line a mount, two environment lines. */
+	size_t first_mount = 3 + 2 * f->plan->n_clauses + 1;
+	assert_int_equal(l.n, first_mount + f->plan->n_mounts + 2);
 
-	char *head = xasprintf("workspace %s", f->ws);
-	assert_non_null(strstr(l.line[0], head));
+	char *head = xasprintf("workspace %s, hostname box", f->ws);
+	assert_non_null(strstr(l.line[1], head));
 	free(head);
-	assert_string_equal(l.line[1], "hostname box");
+	assert_int_equal(f->plan->n_clauses, 4); /* the fixture's workspace, ro, tmpfs, hostname */
+	size_t ro_line = 0;
+	for (size_t i = 3; i < first_mount; i += 2)
+		if (strstr(l.line[i], ": ro "))
+			ro_line = i;
+	assert_true(ro_line > 0);
+	assert_non_null(strstr(l.line[ro_line + 1], "-> read-only bind mounts"));
+	assert_string_equal(l.line[first_mount - 1], "mounts, in order:");
+	assert_non_null(strstr(l.line[l.n - 2], "environment: "));
 
 	size_t ro = 0, rw = 0, tmpfs = 0, links = 0;
 	for (size_t i = 0; i < f->plan->n_mounts; i++) {
 		const struct jr_mount *m = &f->plan->mounts[i];
-		const char *line = l.line[i + 2];
+		const char *line = l.line[first_mount + i];
 		assert_non_null(strstr(line, m->target));
 		if (m->kind == JR_MOUNT_BIND) {
 			assert_non_null(strstr(line, m->readonly ? "ro bind" : "rw bind"));
@@ -909,17 +921,17 @@ static void test_describe(void **state)
 	assert_int_equal(count_containing(&l, "ro bind"), ro);
 	assert_int_equal(count_containing(&l, "rw bind"), rw);
 	assert_int_equal(count_containing(&l, "(tmpfs, mode"), tmpfs);
-	assert_int_equal(count_containing(&l, "symlink "), links);
+	assert_int_equal(count_containing(&l, "(symlink)"), links);
 	assert_true(ro >= 2); /* /usr and p */
 	assert_int_equal(rw, 1); /* the workspace */
 	assert_int_equal(tmpfs, 3); /* /tmp, home, /srv */
 	assert_int_equal(count_containing(&l, "mode 1777"), 1);
 	assert_int_equal(count_containing(&l, "mode 0700"), 1);
 
-	char *pline = xasprintf("mount %s <- %s (ro bind", p, p);
+	char *pline = xasprintf("  %s <- %s (ro bind", p, p);
 	assert_int_equal(count_containing(&l, pline), 1);
 	free(pline);
-	char *wline = xasprintf("mount %s <- %s (rw bind", f->ws, f->ws);
+	char *wline = xasprintf("  %s <- %s (rw bind", f->ws, f->ws);
 	assert_int_equal(count_containing(&l, wline), 1);
 	free(wline);
 

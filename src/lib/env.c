@@ -1,0 +1,149 @@
+/* The command's environment: the caller's, filtered by the policy.
+ *
+ * env inherit (default): every variable passes except those matching an
+ *   `env scrub` glob, unless `env keep` names the variable exactly; the
+ *   safelist (PATH HOME USER LOGNAME SHELL LANG LC_* TERM TMPDIR TZ) always
+ *   passes.
+ * env clear: only variables matching an `env keep` glob pass (still
+ *   subject to scrub unless named exactly).
+ * env set NAME=VALUE: applied last, whatever the above said.
+ * Names are compared case-insensitively: secrets come in any case. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+#include "policy.h"
+#include "values.h"
+
+static const char *const safelist[] = { "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG",
+					"LC_*", "TERM", "TMPDIR", "TZ", NULL };
+
+/* The effective list after !removals, as pointers into the policy. */
+static size_t effective(const struct jr_str_list *l, const char **out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (!l->v[i].remove) {
+			if (n < cap)
+				out[n++] = l->v[i].value;
+			continue;
+		}
+		size_t k = 0;
+		for (size_t j = 0; j < n; j++)
+			if (strcasecmp(out[j], l->v[i].value) != 0)
+				out[k++] = out[j];
+		n = k;
+	}
+	return n;
+}
+
+static bool matches_any(const char *const *globs, size_t n, const char *name, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (jr_env_glob_match(globs[i], name, len))
+			return true;
+	return false;
+}
+
+static bool named_exactly(const char *const *names, size_t n, const char *name, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(names[i]) == len && strncasecmp(names[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+enum jr_env_verdict jr_env_verdict(const jr_policy_t *p, const char *name, size_t len)
+{
+	const char *keep[256], *scrub[256];
+	size_t n_keep = effective(&p->lists[JR_LIST_ENV_KEEP], keep, 256);
+	size_t n_scrub = effective(&p->lists[JR_LIST_ENV_SCRUB], scrub, 256);
+	bool exact_keep = named_exactly(keep, n_keep, name, len);
+	bool scrubbed = !exact_keep && matches_any(scrub, n_scrub, name, len);
+
+	if (p->env == JR_ENV_CLEAR)
+		return matches_any(keep, n_keep, name, len) && !scrubbed ? JR_ENV_PASS : JR_ENV_DROP;
+	if (matches_any(safelist, sizeof(safelist) / sizeof(safelist[0]) - 1, name, len) ||
+	    exact_keep)
+		return JR_ENV_PASS;
+	return scrubbed ? JR_ENV_SCRUBBED : JR_ENV_PASS;
+}
+
+static int push(char ***v, size_t *n, char *s)
+{
+	char **bigger = reallocarray(*v, *n + 2, sizeof(char *));
+	if (!bigger) {
+		free(s);
+		return -1;
+	}
+	*v = bigger;
+	(*v)[(*n)++] = s;
+	(*v)[*n] = NULL;
+	return 0;
+}
+
+static void drop_name(char **v, size_t *n, const char *name, size_t len)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < *n; i++) {
+		if (strncmp(v[i], name, len) == 0 && v[i][len] == '=')
+			free(v[i]);
+		else
+			v[k++] = v[i];
+	}
+	*n = k;
+	v[k] = NULL;
+}
+
+int jr_env_build(const jr_policy_t *p, char *const caller[], const char *home, char ***out,
+		 jr_error_t **err)
+{
+	char **v = calloc(1, sizeof(char *));
+	size_t n = 0;
+	if (!v)
+		return jr_fail_oom(err);
+	for (char *const *e = caller; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq || eq == *e)
+			continue;
+		if (jr_env_verdict(p, *e, (size_t)(eq - *e)) == JR_ENV_PASS) {
+			drop_name(v, &n, *e, (size_t)(eq - *e) + 0);
+			char *copy = strdup(*e);
+			if (!copy || push(&v, &n, copy) < 0)
+				goto oom;
+		}
+	}
+	const struct jr_str_list *set = &p->lists[JR_LIST_ENV_SET];
+	for (size_t i = 0; i < set->n; i++) {
+		const char *s = set->v[i].value;
+		size_t len = strcspn(s, "=");
+		drop_name(v, &n, s, len);
+		if (set->v[i].remove)
+			continue;
+		char *copy = strdup(s);
+		if (!copy || push(&v, &n, copy) < 0)
+			goto oom;
+	}
+	/* Tools need $HOME; the jail has one even when the caller had none set. */
+	if (home && p->env != JR_ENV_CLEAR && !jr_env_get(v, "HOME")) {
+		char *h = NULL;
+		if (asprintf(&h, "HOME=%s", home) < 0 || push(&v, &n, h) < 0)
+			goto oom;
+	}
+	*out = v;
+	return 0;
+oom:
+	jr_strv_free(v);
+	return jr_fail_oom(err);
+}
+
+void jr_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}

@@ -1,0 +1,256 @@
+/* What enforces each clause on this host, the fail-closed check built on
+ * it, and the human description of a plan (--explain, -v). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static bool same_loc(const struct jr_loc *a, const struct jr_loc *b)
+{
+	return a->src == b->src && a->line == b->line && a->col == b->col;
+}
+
+/* Second word of a clause's text ("net none" -> "none"). */
+static const char *arg1(const struct jr_clause *cl, char *buf, size_t size)
+{
+	const char *sp = strchr(cl->text, ' ');
+	snprintf(buf, size, "%s", sp ? sp + 1 : "");
+	buf[strcspn(buf, " ")] = '\0';
+	return buf;
+}
+
+/* Whether a list clause adds anything: some word after the first `skip`
+ * words lacks the '!' of a removal. */
+static bool adds_entries(const char *text, int skip)
+{
+	const char *w = text;
+	for (int i = 0; w; i++) {
+		if (i >= skip && *w != '!')
+			return true;
+		w = strchr(w, ' ');
+		if (w)
+			w++;
+	}
+	return false;
+}
+
+static const char *const not_yet = "not implemented in this version";
+
+/* Fills *mech; returns whether the clause is in force (or harmless). */
+static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_clause *cl,
+		   char *mech, size_t size)
+{
+	char a[64];
+	const char *mode = arg1(cl, a, sizeof(a));
+	switch (cl->type) {
+	case JR_CL_WORKSPACE:
+		if (!same_loc(&cl->loc, &p->workspace_s.loc))
+			break;
+		if (p->workspace_mode == JR_WS_OVERLAY) {
+			snprintf(mech, size, "overlay workspaces (snapshot/restore) are %s", not_yet);
+			return false;
+		}
+		snprintf(mech, size, "bind mount of %s, %s, as the working directory (mount namespace)",
+			 plan->workspace, p->workspace_mode == JR_WS_RO ? "read-only" : "read-write");
+		return true;
+	case JR_CL_RO:
+		snprintf(mech, size, "read-only bind mounts, nosuid, nodev (mount namespace, MOUNT_ATTR_RDONLY)");
+		return true;
+	case JR_CL_RW:
+		snprintf(mech, size, "read-write bind mounts, nosuid, nodev (mount namespace)");
+		return true;
+	case JR_CL_TMPFS:
+		snprintf(mech, size, "tmpfs private to the jail (mount namespace)");
+		return true;
+	case JR_CL_MASK:
+		snprintf(mech, size, "an empty read-only tmpfs or file over each path the jail would see (mount namespace); paths it cannot see need none");
+		return true;
+	case JR_CL_PROTECT:
+		snprintf(mech, size, "read-only bind over each existing path inside a writable tree (mount namespace); a missing one is not kept from being created");
+		return true;
+	case JR_CL_EXEC:
+		snprintf(mech, size, "restricting execution needs Landlock, %s", not_yet);
+		return false;
+	case JR_CL_HOME:
+		if (!same_loc(&cl->loc, &p->home_s.loc))
+			break;
+		snprintf(mech, size, "%s at %s (mount namespace)",
+			 p->home == JR_HOME_TMPFS ? "empty tmpfs"
+			 : p->home == JR_HOME_RO ? "read-only bind" : "read-write bind",
+			 plan->home ? plan->home : "(no home directory)");
+		return true;
+	case JR_CL_NET:
+		if (!same_loc(&cl->loc, &p->net_s.loc))
+			break;
+		if (p->net == JR_NET_NONE) {
+			snprintf(mech, size, "own network namespace with only lo, brought up with libnl-route");
+			return true;
+		}
+		snprintf(mech, size, "network mode '%s' is %s (only 'none' is)", mode, not_yet);
+		return false;
+	case JR_CL_ALLOW:
+		if (!adds_entries(cl->text, 2)) {
+			snprintf(mech, size, "removes entries only");
+			return true;
+		}
+		snprintf(mech, size, "network allow rules (egress proxy, Landlock TCP rules) are %s", not_yet);
+		return false;
+	case JR_CL_ENV:
+		if ((!strcmp(mode, "inherit") || !strcmp(mode, "clear")) &&
+		    !same_loc(&cl->loc, &p->env_s.loc))
+			break;
+		snprintf(mech, size, "the command's environment, computed by jailrun before execve");
+		return true;
+	case JR_CL_USER:
+		if (!same_loc(&cl->loc, &p->user_s.loc))
+			break;
+		snprintf(mech, size, "user namespace id map");
+		return true;
+	case JR_CL_HOSTNAME:
+		if (!same_loc(&cl->loc, &p->hostname_s.loc))
+			break;
+		snprintf(mech, size, "UTS namespace");
+		return true;
+	case JR_CL_CAPS:
+		if (!same_loc(&cl->loc, &p->caps_s.loc))
+			break;
+		if (p->caps == JR_CAPS_NONE) {
+			snprintf(mech, size, "every capability set emptied with libcap, securebits locked, no_new_privs");
+			return true;
+		}
+		snprintf(mech, size, "keeping capabilities is %s (all are dropped)", not_yet);
+		return false;
+	case JR_CL_LIMIT:
+		for (int k = 0; k < JR_LIMIT_COUNT; k++)
+			if (p->limits[k].s.set && same_loc(&cl->loc, &p->limits[k].s.loc)) {
+				snprintf(mech, size, "resource limits are %s", not_yet);
+				return false;
+			}
+		break;
+	case JR_CL_SECCOMP:
+		if (!strcmp(mode, "default") && !same_loc(&cl->loc, &p->seccomp_default_s.loc))
+			break;
+		snprintf(mech, size, "seccomp filters are %s", not_yet);
+		return false;
+	case JR_CL_LANDLOCK:
+		if (p->landlock_best_effort) {
+			snprintf(mech, size, "dropped (best-effort): this version applies no Landlock ruleset");
+			return true;
+		}
+		snprintf(mech, size, "Landlock rulesets are %s", not_yet);
+		return false;
+	}
+	snprintf(mech, size, "overridden by a later clause");
+	return true;
+}
+
+int jr_plan_assess_clauses(const jr_policy_t *p, jr_plan_t *plan, jr_error_t **err)
+{
+	if (!p->n_clauses)
+		return 0;
+	plan->clauses = calloc(p->n_clauses, sizeof(*plan->clauses));
+	if (!plan->clauses)
+		return jr_fail_oom(err);
+	for (size_t i = 0; i < p->n_clauses; i++) {
+		const struct jr_clause *cl = &p->clauses[i];
+		struct jr_plan_clause *pc = &plan->clauses[plan->n_clauses++];
+		char mech[512];
+		pc->enforced = assess(p, plan, cl, mech, sizeof(mech));
+		if (asprintf(&pc->where, "%s:%u:%u", cl->loc.src->name, cl->loc.line, cl->loc.col) < 0)
+			pc->where = NULL;
+		pc->text = strdup(cl->text);
+		pc->mechanism = strdup(mech);
+		if (!pc->where || !pc->text || !pc->mechanism)
+			return jr_fail_oom(err);
+	}
+	return 0;
+}
+
+int jr_plan_check_enforced(const jr_plan_t *plan, jr_error_t **err)
+{
+	for (size_t i = 0; i < plan->n_clauses; i++) {
+		const struct jr_plan_clause *c = &plan->clauses[i];
+		if (!c->enforced)
+			return jr_fail(err, 0, "%s: '%s' is not enforced: %s; refusing to run", c->where,
+				       c->text, c->mechanism);
+	}
+	return 0;
+}
+
+static void emit(jr_line_fn fn, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void emit(jr_line_fn fn, void *ud, const char *fmt, ...)
+{
+	char line[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fn(ud, line);
+}
+
+static void describe_mount(const struct jr_mount *m, jr_line_fn fn, void *ud)
+{
+	switch (m->kind) {
+	case JR_MOUNT_BIND:
+		emit(fn, ud, "  %s <- %s (%s bind, nosuid, nodev%s) [%s]", m->target, m->source,
+		     m->readonly ? "ro" : "rw",
+		     m->callers && getuid() == 0 ? ", idmapped to the caller" : "", m->origin);
+		break;
+	case JR_MOUNT_TMPFS:
+		emit(fn, ud, "  %s (tmpfs%s, mode %04o) [%s]", m->target, m->readonly ? ", empty, read-only" : "",
+		     (unsigned)m->mode, m->origin);
+		break;
+	case JR_MOUNT_EMPTY_FILE:
+		emit(fn, ud, "  %s (empty read-only file) [%s]", m->target, m->origin);
+		break;
+	case JR_MOUNT_PROC:
+		emit(fn, ud, "  %s (proc of the jail's pid namespace; sys, sysrq-trigger, irq, bus, fs read-only; kcore, keys, kallsyms, timer_list and 5 more hidden)",
+		     m->target);
+		break;
+	case JR_MOUNT_DEV:
+		emit(fn, ud, "  %s (tmpfs: null zero full random urandom tty, own devpts, shm)", m->target);
+		break;
+	case JR_MOUNT_SYMLINK:
+		emit(fn, ud, "  %s -> %s (symlink)", m->target, m->source);
+		break;
+	}
+}
+
+static void describe_env(const jr_plan_t *plan, jr_line_fn fn, void *ud)
+{
+	char names[4096] = "";
+	size_t n = 0;
+	for (char **e = plan->envp; e && *e; e++, n++) {
+		size_t len = strcspn(*e, "=");
+		if (strlen(names) + len + 2 < sizeof(names))
+			strncat(strncat(names, " ", 2), *e, len);
+	}
+	emit(fn, ud, "environment: %zu variables passed:%s", n, names);
+	names[0] = '\0';
+	n = 0;
+	for (char **s = plan->scrubbed; s && *s; s++, n++)
+		if (strlen(names) + strlen(*s) + 2 < sizeof(names))
+			strcat(strcat(names, " "), *s);
+	emit(fn, ud, "environment: %zu scrubbed:%s", n, n ? names : " (none)");
+}
+
+void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *ud)
+{
+	emit(fn, ud, "policy %s", plan->policy_name ? plan->policy_name : "(none)");
+	emit(fn, ud, "workspace %s, hostname %s", plan->workspace, plan->hostname);
+	emit(fn, ud, "clauses (%zu):", plan->n_clauses);
+	for (size_t i = 0; i < plan->n_clauses; i++) {
+		const struct jr_plan_clause *c = &plan->clauses[i];
+		emit(fn, ud, "  %s: %s", c->where, c->text);
+		emit(fn, ud, "      %s%s", c->enforced ? "-> " : "NOT ENFORCED: ", c->mechanism);
+	}
+	emit(fn, ud, "mounts, in order:");
+	for (size_t i = 0; i < plan->n_mounts; i++)
+		describe_mount(&plan->mounts[i], fn, ud);
+	describe_env(plan, fn, ud);
+}
