@@ -22,9 +22,8 @@ cat <<MSG
 == jailrun demo ==========================================================
 Host side: HOME=$demo/home holds .ssh/id_rsa, GITHUB_TOKEN is set, and the
 workspace is $demo/project.  We run:
-  jailrun --policy policy/strict.pol -- bash -c \
-    'id; hostname; ls -a ~; cat ~/.ssh/id_rsa; echo "token=\$GITHUB_TOKEN";
-     echo pwned > /etc/motd; echo ok > result'
+  jailrun --policy policy/strict.pol -- bash -c 'id; hostname; ls -a ~;
+      cat ~/.ssh/id_rsa; echo "token=\$GITHUB_TOKEN"; echo pwned > /etc/motd; echo ok > result'
 --------------------------------------------------------------------------
 MSG
 cd "$demo/project"

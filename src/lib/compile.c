@@ -343,17 +343,40 @@ static int add_mask_entry(struct compiler *c, const struct fs_item *it)
 	return add_mount(c->plan, m, NULL, real, c->err);
 }
 
+/* Keeps a path read-only inside a writable host tree.  One that does not
+ * exist yet gets a placeholder (placeholder.c) under an empty read-only
+ * tmpfs, so it cannot be created either -- but only when its parent
+ * exists: making parents would turn a workspace without .git into one
+ * with a broken .git, and `git init` would fail. */
 static int add_protect_entry(struct compiler *c, const struct fs_item *it)
 {
-	_cleanup_free_ char *real = realpath(it->path, NULL);
-	if (!real)
-		return 0; /* see jr_plan_describe: creation is not prevented */
+	_cleanup_free_ char *real = NULL;
+	bool exists = (real = realpath(it->path, NULL)) != NULL;
+	if (!exists && jr_path_canonical_missing_ok(it->path, &real, c->err) < 0) {
+		jr_error_t *inner = *c->err;
+		*c->err = NULL;
+		jr_fail_at(c->err, &it->e->loc, "protect %s", inner->message);
+		jr_error_free(inner);
+		return -1;
+	}
 	const struct jr_mount *cov = covering(c->plan, real);
 	if (!cov || cov->kind != JR_MOUNT_BIND || cov->readonly)
 		return 0; /* already read-only, or private to the jail */
-	struct jr_mount m = { .kind = JR_MOUNT_BIND, .readonly = true, .callers = true,
-			      .is_mask = true, .origin = "protect" };
-	return add_mount(c->plan, m, real, real, c->err);
+	if (exists) {
+		struct jr_mount m = { .kind = JR_MOUNT_BIND, .readonly = true, .callers = true,
+				      .is_mask = true, .origin = "protect" };
+		return add_mount(c->plan, m, real, real, c->err);
+	}
+	char *slash = strrchr(real, '/');
+	struct stat st;
+	*slash = '\0';
+	bool parent_is_dir = stat(real[0] ? real : "/", &st) == 0 && S_ISDIR(st.st_mode);
+	*slash = '/';
+	if (!parent_is_dir)
+		return 0;
+	struct jr_mount m = { .kind = JR_MOUNT_TMPFS, .readonly = true, .mode = 0555,
+			      .is_mask = true, .placeholder = true, .origin = "protect" };
+	return add_mount(c->plan, m, NULL, real, c->err);
 }
 
 static int add_fs_entries(struct compiler *c)

@@ -71,7 +71,7 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 		snprintf(mech, size, "an empty read-only tmpfs or file over each path the jail would see (mount namespace); paths it cannot see need none");
 		return true;
 	case JR_CL_PROTECT:
-		snprintf(mech, size, "read-only bind over each existing path inside a writable tree (mount namespace); a missing one is not kept from being created");
+		snprintf(mech, size, "read-only bind over each existing path inside a writable tree; a missing one whose parent exists gets an empty read-only tmpfs on a placeholder directory made for the run (mount namespace)");
 		return true;
 	case JR_CL_EXEC:
 		snprintf(mech, size, "restricting execution needs Landlock, %s", not_yet);
@@ -202,8 +202,9 @@ static void describe_mount(const struct jr_mount *m, jr_line_fn fn, void *ud)
 		     m->callers && getuid() == 0 ? ", idmapped to the caller" : "", m->origin);
 		break;
 	case JR_MOUNT_TMPFS:
-		emit(fn, ud, "  %s (tmpfs%s, mode %04o) [%s]", m->target, m->readonly ? ", empty, read-only" : "",
-		     (unsigned)m->mode, m->origin);
+		emit(fn, ud, "  %s (tmpfs%s, mode %04o%s) [%s]", m->target,
+		     m->readonly ? ", empty, read-only" : "", (unsigned)m->mode,
+		     m->placeholder ? ", on a placeholder directory made for the run" : "", m->origin);
 		break;
 	case JR_MOUNT_EMPTY_FILE:
 		emit(fn, ud, "  %s (empty read-only file) [%s]", m->target, m->origin);

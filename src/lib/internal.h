@@ -51,6 +51,7 @@ struct jr_mount {
 	bool readonly;
 	bool callers;   /* the caller's own data (workspace, --ro, --rw), not the system */
 	bool is_mask;   /* ordered after everything else at its depth */
+	bool placeholder; /* a missing protected path: created on the host for the run */
 	mode_t mode;    /* tmpfs root mode */
 	uint64_t size;  /* tmpfs size in bytes, 0 = kernel default */
 	const char *origin; /* which setting asked for it, for messages */
@@ -134,6 +135,23 @@ void jr_mount_sources_close(struct jr_mount_sources *src);
 /* In the jail's mount namespace: assemble the root and pivot into it. */
 int jr_mount_build_root(const struct jr_plan *plan, struct jr_mount_sources *src,
 			jr_error_t **err);
+
+/* ---- placeholder.c --------------------------------------------------- */
+
+struct jr_placeholder {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct jr_placeholders {
+	struct jr_placeholder *v;
+	size_t n;
+};
+
+int jr_placeholders_create(const struct jr_plan *plan, struct jr_placeholders *ph,
+			   jr_error_t **err);
+void jr_placeholders_remove(struct jr_placeholders *ph);
 
 /* ---- caps.c, fds.c, net.c ------------------------------------------- */
 

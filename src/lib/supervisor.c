@@ -43,6 +43,7 @@ struct supervisor {
 	sigset_t saved_mask;
 	bool mask_saved;
 	struct jr_pty_relay pty;
+	struct jr_placeholders placeholders;
 	/* outcome */
 	bool init_exited;
 	int init_status;
@@ -253,6 +254,7 @@ static void supervisor_cleanup(struct supervisor *s)
 {
 	jr_pty_relay_stop(&s->pty);
 	jr_mount_sources_close(&s->sources);
+	jr_placeholders_remove(&s->placeholders);
 	if (s->ctl >= 0)
 		close(s->ctl);
 	if (s->pidfd >= 0)
@@ -266,6 +268,8 @@ static void supervisor_cleanup(struct supervisor *s)
 
 static int start_jail(struct supervisor *s, char *const argv[], bool pty, jr_error_t **err)
 {
+	if (jr_placeholders_create(s->plan, &s->placeholders, err) < 0)
+		return -1;
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		return jr_fail(err, errno, "socketpair");

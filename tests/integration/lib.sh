@@ -10,7 +10,8 @@
 #
 # Inside a case:
 #   jr [JAILRUN-ARGS]        run jailrun; sets RC, and $OUT/$ERR name files
-#                            with its stdout/stderr; stdin is /dev/null
+#                            with its stdout/stderr; stdin is /dev/null;
+#                            JR_ENV="A=1 B=2" adds to the caller's environment
 #   jr_stdin FILE [ARGS]     the same with stdin from FILE
 #   as_user CMD...           run CMD as the case's user (for host-side checks)
 #   check DESC CMD...        one TAP point: passes when CMD succeeds
@@ -85,7 +86,8 @@ as_user() {
 jr_stdin() {
 	input=$1
 	shift
-	(cd "$WS" && HOME="$FIXHOME" as_user "$JR_BIN" "$@") <"$input" >"$OUT" 2>"$ERR"
+	# shellcheck disable=SC2086 # JR_ENV: NAME=VALUE words for the caller's environment
+	(cd "$WS" && as_user env HOME="$FIXHOME" ${JR_ENV:-} "$JR_BIN" "$@") <"$input" >"$OUT" 2>"$ERR"
 	RC=$?
 }
 

