@@ -167,9 +167,11 @@ static int resolve_workspace(struct compiler *c)
 			   : jr_fail(c->err, errno, "workspace %s", asked);
 	struct stat st;
 	if (stat(plan->workspace, &st) < 0 || !S_ISDIR(st.st_mode))
-		return jr_fail(c->err, ENOTDIR, "workspace %s", plan->workspace);
+		return loc ? jr_fail_at_errno(c->err, loc, ENOTDIR, "workspace %s", plan->workspace)
+			   : jr_fail(c->err, ENOTDIR, "workspace %s", plan->workspace);
 	if (strcmp(plan->workspace, "/") == 0)
-		return jr_fail(c->err, 0, "workspace /: refusing to make the whole host writable");
+		return loc ? jr_fail_at(c->err, loc, "workspace /: the whole host cannot be the workspace")
+			   : jr_fail(c->err, 0, "workspace /: the whole host cannot be the workspace");
 	c->x.workspace = plan->workspace;
 	return 0;
 }
@@ -327,8 +329,12 @@ static int add_mask_entry(struct compiler *c, const struct fs_item *it)
 	_cleanup_free_ char *real = realpath(it->path, NULL);
 	if (!real)
 		return 0;
+	/* Binds show host files; /proc and /dev show kernel ones (the host's
+	 * stand in for the jail's when deciding file or directory).  The
+	 * jail's own tmpfs mounts hold nothing from the host. */
 	const struct jr_mount *cov = covering(c->plan, real);
-	if (!cov || cov->kind != JR_MOUNT_BIND)
+	if (!cov || (cov->kind != JR_MOUNT_BIND && cov->kind != JR_MOUNT_PROC &&
+		     cov->kind != JR_MOUNT_DEV))
 		return 0;
 	struct stat st;
 	if (stat(real, &st) < 0)
@@ -341,6 +347,32 @@ static int add_mask_entry(struct compiler *c, const struct fs_item *it)
 		m.kind = JR_MOUNT_EMPTY_FILE;
 	}
 	return add_mount(c->plan, m, NULL, real, c->err);
+}
+
+/* A protected path is a mount point, which cannot be renamed or removed;
+ * but renaming a directory above it would carry the protection away and
+ * let a fresh, unprotected path take its place (mv .git .old; mkdir -p
+ * .git/hooks).  Every directory between the writable tree's root and the
+ * protected path is therefore bound onto itself: a mount point too. */
+static int pin_ancestors(struct compiler *c, const struct jr_mount *tree, const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	if (!dir)
+		return jr_fail_oom(c->err);
+	for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
+		*slash = '\0';
+		if (!strcmp(dir, tree->target) || !jr_path_is_beneath(dir, tree->target))
+			break;
+		bool pinned = false;
+		for (size_t i = 0; i < c->plan->n_mounts && !pinned; i++)
+			pinned = !strcmp(c->plan->mounts[i].target, dir);
+		if (pinned)
+			continue;
+		struct jr_mount m = { .kind = JR_MOUNT_BIND, .callers = true, .origin = "protect (pinned)" };
+		if (add_mount(c->plan, m, dir, dir, c->err) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* Keeps a path read-only inside a writable host tree.  One that does not
@@ -362,10 +394,12 @@ static int add_protect_entry(struct compiler *c, const struct fs_item *it)
 	const struct jr_mount *cov = covering(c->plan, real);
 	if (!cov || cov->kind != JR_MOUNT_BIND || cov->readonly)
 		return 0; /* already read-only, or private to the jail */
+	struct jr_mount tree = *cov; /* cov moves when the plan grows */
 	if (exists) {
 		struct jr_mount m = { .kind = JR_MOUNT_BIND, .readonly = true, .callers = true,
 				      .is_mask = true, .origin = "protect" };
-		return add_mount(c->plan, m, real, real, c->err);
+		return add_mount(c->plan, m, real, real, c->err) < 0 ? -1
+								       : pin_ancestors(c, &tree, real);
 	}
 	char *slash = strrchr(real, '/');
 	struct stat st;
@@ -376,7 +410,7 @@ static int add_protect_entry(struct compiler *c, const struct fs_item *it)
 		return 0;
 	struct jr_mount m = { .kind = JR_MOUNT_TMPFS, .readonly = true, .mode = 0555,
 			      .is_mask = true, .placeholder = true, .origin = "protect" };
-	return add_mount(c->plan, m, NULL, real, c->err);
+	return add_mount(c->plan, m, NULL, real, c->err) < 0 ? -1 : pin_ancestors(c, &tree, real);
 }
 
 static int add_fs_entries(struct compiler *c)

@@ -22,14 +22,14 @@
 static const char *const safelist[] = { "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG",
 					"LC_*", "TERM", "TMPDIR", "TZ", NULL };
 
-/* The effective list after !removals, as pointers into the policy. */
-static size_t effective(const struct jr_str_list *l, const char **out, size_t cap)
+/* The effective list after !removals, as pointers into the policy;
+ * out has room for every entry of l. */
+static size_t effective(const struct jr_str_list *l, const char **out)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < l->n; i++) {
 		if (!l->v[i].remove) {
-			if (n < cap)
-				out[n++] = l->v[i].value;
+			out[n++] = l->v[i].value;
 			continue;
 		}
 		size_t k = 0;
@@ -59,18 +59,27 @@ static bool named_exactly(const char *const *names, size_t n, const char *name, 
 
 enum jr_env_verdict jr_env_verdict(const jr_policy_t *p, const char *name, size_t len)
 {
-	const char *keep[256], *scrub[256];
-	size_t n_keep = effective(&p->lists[JR_LIST_ENV_KEEP], keep, 256);
-	size_t n_scrub = effective(&p->lists[JR_LIST_ENV_SCRUB], scrub, 256);
+	const struct jr_str_list *kl = &p->lists[JR_LIST_ENV_KEEP], *sl = &p->lists[JR_LIST_ENV_SCRUB];
+	const char **keep = calloc(kl->n + sl->n + 1, sizeof(char *));
+	if (!keep)
+		return JR_ENV_SCRUBBED; /* out of memory: fail closed */
+	const char **scrub = keep + kl->n;
+	size_t n_keep = effective(kl, keep);
+	size_t n_scrub = effective(sl, scrub);
 	bool exact_keep = named_exactly(keep, n_keep, name, len);
 	bool scrubbed = !exact_keep && matches_any(scrub, n_scrub, name, len);
+	enum jr_env_verdict v;
 
 	if (p->env == JR_ENV_CLEAR)
-		return matches_any(keep, n_keep, name, len) && !scrubbed ? JR_ENV_PASS : JR_ENV_DROP;
-	if (matches_any(safelist, sizeof(safelist) / sizeof(safelist[0]) - 1, name, len) ||
-	    exact_keep)
-		return JR_ENV_PASS;
-	return scrubbed ? JR_ENV_SCRUBBED : JR_ENV_PASS;
+		v = !matches_any(keep, n_keep, name, len) ? JR_ENV_DROP
+		    : scrubbed ? JR_ENV_SCRUBBED : JR_ENV_PASS;
+	else if (matches_any(safelist, sizeof(safelist) / sizeof(safelist[0]) - 1, name, len) ||
+		 exact_keep)
+		v = JR_ENV_PASS;
+	else
+		v = scrubbed ? JR_ENV_SCRUBBED : JR_ENV_PASS;
+	free(keep);
+	return v;
 }
 
 static int push(char ***v, size_t *n, char *s)

@@ -135,9 +135,17 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 	case JR_CL_SECCOMP:
 		if (!strcmp(mode, "default") && !same_loc(&cl->loc, &p->seccomp_default_s.loc))
 			break;
+		if (!strcmp(mode, "default") && p->seccomp_default == JR_SC_ALLOW) {
+			snprintf(mech, size, "no filter: every syscall is allowed (the default)");
+			return true;
+		}
 		snprintf(mech, size, "seccomp filters are %s", not_yet);
 		return false;
 	case JR_CL_LANDLOCK:
+		if (strstr(cl->text, "best-effort")) {
+			snprintf(mech, size, "asks for nothing by itself");
+			return true;
+		}
 		if (p->landlock_best_effort) {
 			snprintf(mech, size, "dropped (best-effort): this version applies no Landlock ruleset");
 			return true;

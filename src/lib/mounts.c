@@ -37,6 +37,11 @@ struct root_builder {
 	int rootfd;
 	int devfd;   /* made read-only once every mount is in */
 	int scratch; /* detached tmpfs holding the empty file masks are made of */
+	/* Read-only tmpfs mounts (masks) stay writable until every mount is
+	 * in, so a bind beneath a mask (mask ~/.ssh, ro ~/.ssh/known_hosts)
+	 * finds its mount point; then they are sealed. */
+	int seal[64];
+	size_t n_seal;
 	dev_t owned[64];
 	size_t n_owned;
 };
@@ -439,14 +444,18 @@ static int mount_one(struct root_builder *b, const struct jr_mount *m, int sourc
 			return jr_fail(err, errno, "move_mount");
 		return 0;
 	case JR_MOUNT_TMPFS:
-		if (new_tmpfs_sized(m->mode, m->size,
-				    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-					    (m->readonly ? MOUNT_ATTR_RDONLY : 0),
-				    &fresh, err) < 0)
+		if (new_tmpfs_sized(m->mode, m->size, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &fresh,
+				    err) < 0)
 			return -1;
 		if (attach(fresh, target) < 0)
 			return jr_fail(err, errno, "move_mount");
 		own_fs(b, fresh);
+		if (m->readonly) {
+			if (b->n_seal == sizeof(b->seal) / sizeof(b->seal[0]))
+				return jr_fail(err, E2BIG, "more than %zu read-only tmpfs mounts",
+					       sizeof(b->seal) / sizeof(b->seal[0]));
+			b->seal[b->n_seal++] = jr_steal_fd(&fresh);
+		}
 		return 0;
 	case JR_MOUNT_EMPTY_FILE:
 		if (empty_file_clone(b, &fresh, err) < 0)
@@ -507,6 +516,11 @@ int jr_mount_build_root(const struct jr_plan *plan, struct jr_mount_sources *src
 		jr_fail(err, errno, "/dev read-only");
 		goto out;
 	}
+	for (size_t i = 0; i < b.n_seal; i++)
+		if (set_attrs(b.seal[i], "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY, 0) < 0) {
+			jr_fail(err, errno, "sealing a read-only tmpfs");
+			goto out;
+		}
 	r = pivot_into(b.rootfd, err);
 out:
 	if (b.rootfd >= 0)
@@ -515,6 +529,8 @@ out:
 		close(b.devfd);
 	if (b.scratch >= 0)
 		close(b.scratch);
+	for (size_t i = 0; i < b.n_seal; i++)
+		close(b.seal[i]);
 	return r;
 }
 

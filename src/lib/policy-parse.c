@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/capability.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -146,27 +147,29 @@ static int push_word(struct parser *ps, struct line *l, const char *buf, size_t 
 	return 0;
 }
 
-/* Adds the words of one physical line to l; *continues when it ends in '\'. */
+/* Adds the words of one physical line to l; *continues when it ends in a
+ * '\' (an odd run of them, so "\\\\" at the end is a literal one). */
 static int lex_line(struct parser *ps, const char *s, size_t len, unsigned lineno, struct line *l,
 		    bool *continues)
 {
 	char buf[4096];
 	size_t i = 0;
 	*continues = false;
+	size_t end = len;
+	while (end > 0 && (s[end - 1] == ' ' || s[end - 1] == '\t'))
+		end--;
+	size_t run = 0;
+	while (run < end && s[end - 1 - run] == '\\')
+		run++;
+	if (run % 2 == 1 && !memchr(s, '#', end - 1)) {
+		*continues = true;
+		len = end - 1;
+	}
 	while (i < len) {
 		while (i < len && (s[i] == ' ' || s[i] == '\t'))
 			i++;
 		if (i >= len || s[i] == '#')
 			break;
-		if (s[i] == '\\') {
-			size_t j = i + 1;
-			while (j < len && (s[j] == ' ' || s[j] == '\t'))
-				j++;
-			if (j == len) {
-				*continues = true;
-				break;
-			}
-		}
 		unsigned col = (unsigned)i + 1;
 		size_t n = 0;
 		while (i < len && s[i] != ' ' && s[i] != '\t') {
@@ -397,18 +400,20 @@ static char *dir_of(const char *path)
 	return copy;
 }
 
-static int parse_file(struct parser *ps, const char *path, const char *included_from)
+/* at: the include directive's word, or NULL for the top-level file. */
+static int parse_file(struct parser *ps, const char *path, const char *included_from,
+		      const struct word *at)
 {
 	_cleanup_free_ char *canonical = realpath(path, NULL);
 	if (!canonical)
-		return jr_fail(ps->err, errno, "policy %s", path);
+		return at ? fail_word(ps, at, "include %s: %s", path, strerror(errno))
+			  : jr_fail(ps->err, errno, "policy %s", path);
 	for (unsigned i = 0; i < ps->depth; i++)
 		if (strcmp(ps->stack[i], canonical) == 0)
-			return jr_fail(ps->err, 0, "include cycle: %s includes itself (via %s)", path,
-				       included_from ? included_from : path);
+			return fail_word(ps, at, "include cycle: %s is already being read", path);
 	if (ps->depth >= MAX_INCLUDE_DEPTH)
-		return jr_fail(ps->err, 0, "%s: includes nested deeper than %d (from %s)", path,
-			       MAX_INCLUDE_DEPTH, included_from ? included_from : "?");
+		return fail_word(ps, at, "include %s: includes nested deeper than %d", path,
+				 MAX_INCLUDE_DEPTH);
 
 	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ char *dir = dir_of(path);
@@ -522,9 +527,7 @@ static int d_include(struct parser *ps, struct line *l)
 		     ps->src->included_from ? ", " : "",
 		     ps->src->included_from ? ps->src->included_from : "") < 0)
 		return jr_fail_oom(ps->err);
-	if (parse_file(ps, path, from) < 0)
-		return -1;
-	return 0;
+	return parse_file(ps, path, from, &l->w[1]);
 }
 
 static const char *const ws_modes[] = { "rw", "ro", "overlay", NULL };
@@ -599,6 +602,9 @@ static int d_tmpfs(struct parser *ps, struct line *l)
 		return -1;
 	struct jr_fs_entry e = { .kind = JR_FS_TMPFS, .loc = loc_of(ps, &l->w[1]) };
 	const char *path = list_item(&l->w[1], &e.remove);
+	size_t plen = strlen(path);
+	if (plen > 1 && path[plen - 1] == '?')
+		return fail_word(ps, &l->w[1], "tmpfs: 'PATH?' (optional) does not apply: a tmpfs needs no source");
 	if (check_path(ps, &l->w[1], path) < 0)
 		return -1;
 	for (size_t i = 2; i < l->n; i++) {
@@ -772,13 +778,18 @@ static int d_caps(struct parser *ps, struct line *l)
 	for (size_t i = 2; i < l->n; i++) {
 		bool remove;
 		const char *v = list_item(&l->w[i], &remove);
-		char name[64];
-		snprintf(name, sizeof(name), "%s", v);
-		for (char *c = name; *c; c++)
-			*c = (char)tolower((unsigned char)*c);
+		/* CAP_CHOWN, cap_chown or chown; stored as cap_chown. */
+		char name[64] = "cap_";
+		const char *bare = strncasecmp(v, "cap_", 4) ? v : v + 4;
+		bool ok = *bare && strlen(bare) < sizeof(name) - 5;
+		for (const char *c = bare; ok && *c; c++)
+			ok = isalpha((unsigned char)*c) || *c == '_';
+		for (size_t j = 0; ok && bare[j]; j++)
+			name[4 + j] = (char)tolower((unsigned char)bare[j]);
+		if (ok)
+			name[4 + strlen(bare)] = '\0';
 		cap_value_t cap;
-		if (cap_from_name(name, &cap) < 0 &&
-		    (strncmp(name, "cap_", 4) != 0 || cap_from_name(name + 4, &cap) < 0))
+		if (!ok || cap_from_name(name, &cap) < 0)
 			return fail_word(ps, &l->w[i], "caps keep: unknown capability '%s'", v);
 		struct jr_loc loc = loc_of(ps, &l->w[i]);
 		if (jr_policy_add_str(ps->p, JR_LIST_CAPS_KEEP, name, remove, &loc, ps->err) < 0)
@@ -1095,7 +1106,7 @@ int jr_policy_load(jr_policy_t *p, const char *name, jr_error_t **err)
 	if (!p->name && !(p->name = strdup(name)))
 		return jr_fail_oom(err);
 	struct parser ps = { .p = p, .err = err };
-	return parse_file(&ps, path, NULL);
+	return parse_file(&ps, path, NULL, NULL);
 }
 
 static const struct jr_source *command_line_source(jr_policy_t *p, jr_error_t **err)
@@ -1104,14 +1115,6 @@ static const struct jr_source *command_line_source(jr_policy_t *p, jr_error_t **
 		if (!strcmp(p->sources[i]->name, "<command line>"))
 			return p->sources[i];
 	return jr_policy_add_source(p, "<command line>", NULL, err);
-}
-
-static unsigned command_line_count(const jr_policy_t *p, const struct jr_source *src)
-{
-	unsigned n = 0;
-	for (size_t i = 0; i < p->n_clauses; i++)
-		n += p->clauses[i].loc.src == src;
-	return n;
 }
 
 int jr_policy_add_line(jr_policy_t *p, const char *line, jr_error_t **err)
@@ -1123,7 +1126,7 @@ int jr_policy_add_line(jr_policy_t *p, const char *line, jr_error_t **err)
 		return jr_fail(err, 0, "<command line>: a policy line cannot hold a newline: '%s'", line);
 	struct parser ps = { .p = p, .src = src, .err = err };
 	/* Lines from the command line are numbered in the order given. */
-	return parse_text(&ps, line, strlen(line), command_line_count(p, src) + 1);
+	return parse_text(&ps, line, strlen(line), ++p->command_lines);
 }
 
 static bool takes_paths(const char *directive)

@@ -186,6 +186,7 @@ struct jr_policy {
 
 	int *keep_fds;
 	size_t n_keep_fds;
+	unsigned command_lines; /* lines added with jr_policy_add_line so far */
 };
 
 /* policy.c: storage helpers for the parser */

@@ -32,7 +32,7 @@ static const struct jr_syscall_group groups[] = {
 	{ "@bpf", "loading BPF programs", LIST("bpf") },
 	{ "@io-uring", "io_uring (bypasses seccomp for the operations it submits)",
 	  LIST("io_uring_setup", "io_uring_enter", "io_uring_register") },
-	{ "@namespaces", "creating or joining namespaces (clone with namespace flags too)",
+	{ "@namespaces", "creating or joining namespaces (unshare, setns, clone3)",
 	  LIST("unshare", "setns", "clone3") },
 	{ "@obsolete", "syscalls no modern program uses",
 	  LIST("_sysctl", "afs_syscall", "bdflush", "break", "ftime", "get_kernel_syms", "getpmsg",
@@ -44,6 +44,8 @@ static const struct jr_syscall_group groups[] = {
 	{ "@privileged", "system administration",
 	  LIST("acct", "quotactl", "quotactl_fd", "vhangup", "syslog", "open_by_handle_at",
 	       "name_to_handle_at", "userfaultfd", "personality") },
+	/* The TIOCSTI/TIOCLINUX argument conditions belong to the filter
+	 * compiler (seccomp.c); as a name list the group is just ioctl. */
 	{ "@tty-inject", "ioctl TIOCSTI and TIOCLINUX (pushing input into a terminal)",
 	  LIST("ioctl") },
 };

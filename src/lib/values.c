@@ -451,6 +451,9 @@ bool jr_parse_size(const char *s, uint64_t *out)
 	unsigned shift = 0;
 	switch (toupper((unsigned char)*end)) {
 	case '\0': break;
+	case 'B':
+		end++;
+		break;
 	case 'K': shift = 10; break;
 	case 'M': shift = 20; break;
 	case 'G': shift = 30; break;
@@ -554,7 +557,8 @@ bool jr_parse_cpus(const char *s, uint64_t *millicpus)
 {
 	const char *end;
 	uint64_t whole, milli;
-	if (!parse_milli(s, &end, &whole, &milli) || *end || whole > 4096)
+	if (!parse_milli(s, &end, &whole, &milli) || *end || whole > 4096 ||
+	    (whole == 4096 && milli))
 		return false;
 	*millicpus = whole * 1000 + milli;
 	return *millicpus > 0;
@@ -694,12 +698,16 @@ bool jr_env_glob_valid(const char *s)
 
 bool jr_env_glob_match(const char *glob, const char *name, size_t name_len)
 {
-	char buf[256];
-	if (name_len >= sizeof(buf))
-		return false;
+	char small[256];
+	char *buf = name_len < sizeof(small) ? small : malloc(name_len + 1);
+	if (!buf)
+		return true; /* out of memory: treat as matching, so a secret is scrubbed */
 	memcpy(buf, name, name_len);
 	buf[name_len] = '\0';
-	return fnmatch(glob, buf, FNM_CASEFOLD) == 0;
+	bool match = fnmatch(glob, buf, FNM_CASEFOLD) == 0;
+	if (buf != small)
+		free(buf);
+	return match;
 }
 
 bool jr_hostname_valid(const char *name)

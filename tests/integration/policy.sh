@@ -19,6 +19,11 @@ case_env_scrubbed() {
 	check "and no other secret" lacks "$OUT" tok-s3
 	jr -D 'env clear' -D 'env keep PATH LANG' -- env
 	check "env clear passes only what keep names" test "$(cut -d= -f1 "$OUT" | sort | tr '\n' ' ')" = "LANG PATH "
+	long=$(printf 'A%.0s' $(seq 300))
+	JR_ENV="${long}_TOKEN=tok-long"
+	jr -- env
+	check "a secret with a 300-character name is scrubbed too" lacks "$OUT" tok-long
+	JR_ENV=
 	jr --env FOO=bar -D 'env set "SPACED=a b"' -- env
 	check "--env sets a variable" contains "$OUT" FOO=bar
 	check "env set takes a quoted value with spaces" contains "$OUT" "SPACED=a b"
@@ -92,6 +97,27 @@ case_protected_git_hooks() {
 	check "the commit is there" test "$(as_user git -C "$WS" log --oneline | wc -l)" -eq 1
 }
 
+case_protect_survives_renames() {
+	as_user git -C "$WS" init -q
+	jr -- sh -c 'mv .git .git-old; mkdir -p .git/hooks && echo "#!/bin/sh" > .git/hooks/pre-commit'
+	check "renaming .git away to plant a fresh hooks directory fails" test ! -e "$WS/.git-old"
+	check "and no hook was planted" test ! -e "$WS/.git/hooks/pre-commit"
+	before=$(ls "$WS/.git/hooks" | wc -l)
+	jr -- sh -c 'rm -rf .git/hooks; mv .git/hooks hooks-moved'
+	check "the hooks directory can be neither removed nor emptied" test "$(ls "$WS/.git/hooks" | wc -l)" -eq "$before"
+}
+
+case_mask_layers() {
+	echo "github.com ssh-ed25519 AAAA" >"$FIXHOME/.ssh/known_hosts"
+	chown "$CASE_UID" "$FIXHOME/.ssh/known_hosts"
+	jr --policy default --ro "$FIXHOME/.ssh/known_hosts" -- sh -c 'cat ~/.ssh/known_hosts; cat ~/.ssh/id_rsa; ls ~/.ssh | tr "\n" " "'
+	check "a file bound beneath a masked directory is visible" contains "$OUT" "github.com ssh-ed25519"
+	check "the rest of the masked directory stays hidden" lacks "$OUT" jailrun-test-secret
+	check "only that file is in it" contains "$OUT" "known_hosts "
+	jr --mask /proc/cpuinfo -- sh -c 'wc -c </proc/cpuinfo'
+	check "a mask works beneath /proc too" test "$(cat "$OUT")" = 0
+}
+
 case_protected_missing_paths() {
 	# .vscode/tasks.json and .envrc run on the host later: even when they do
 	# not exist yet the jail must not be able to create them.
@@ -159,4 +185,5 @@ case_policy_search() {
 
 run_cases case_env_scrubbed case_key_unreadable_every_policy case_default_home_readonly \
 	case_permissive_home_writable case_mask_option case_mask_through_symlink \
-	case_protected_git_hooks case_protected_missing_paths case_policy_errors case_lint_and_explain case_policy_search
+	case_protected_git_hooks case_protect_survives_renames case_mask_layers \
+	case_protected_missing_paths case_policy_errors case_lint_and_explain case_policy_search
