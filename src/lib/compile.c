@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +148,8 @@ static int resolve_home(struct compiler *c, char *const envp[])
 	return 0;
 }
 
+static bool is_kernel_tree(const char *path);
+
 static int resolve_workspace(struct compiler *c)
 {
 	const jr_policy_t *p = c->p;
@@ -169,9 +173,13 @@ static int resolve_workspace(struct compiler *c)
 	if (stat(plan->workspace, &st) < 0 || !S_ISDIR(st.st_mode))
 		return loc ? jr_fail_at_errno(c->err, loc, ENOTDIR, "workspace %s", plan->workspace)
 			   : jr_fail(c->err, ENOTDIR, "workspace %s", plan->workspace);
-	if (strcmp(plan->workspace, "/") == 0)
-		return loc ? jr_fail_at(c->err, loc, "workspace /: the whole host cannot be the workspace")
-			   : jr_fail(c->err, 0, "workspace /: the whole host cannot be the workspace");
+	if (strcmp(plan->workspace, "/") == 0 || is_kernel_tree(plan->workspace)) {
+		const char *why = strcmp(plan->workspace, "/") == 0
+					  ? "the whole host cannot be the workspace"
+					  : "the host's /proc, /sys and /dev cannot be the workspace";
+		return loc ? jr_fail_at(c->err, loc, "workspace %s: %s", plan->workspace, why)
+			   : jr_fail(c->err, 0, "workspace %s: %s", plan->workspace, why);
+	}
 	c->x.workspace = plan->workspace;
 	return 0;
 }
@@ -258,20 +266,77 @@ fail:
 	return -1;
 }
 
+/* The deepest writable tree of the caller's in the plan holding path. */
+static const struct jr_mount *writable_tree(const jr_plan_t *plan, const char *path)
+{
+	const struct jr_mount *best = NULL;
+	for (size_t i = 0; i < plan->n_mounts; i++) {
+		const struct jr_mount *m = &plan->mounts[i];
+		if (m->kind == JR_MOUNT_BIND && m->callers && !m->readonly &&
+		    jr_path_is_beneath(path, m->target) &&
+		    (!best || jr_path_depth(m->target) > jr_path_depth(best->target)))
+			best = m;
+	}
+	return best;
+}
+
+/* A path inside a tree the jail can write (the workspace, above all) is
+ * resolved without following symlinks: an earlier jail may have planted
+ * one there (ln -s /root cache) to make a later `ro ./cache` show
+ * something else.  Elsewhere symlinks are the user's own and followed. */
+static char *resolve_bind_source(struct compiler *c, const char *path, jr_error_t **why)
+{
+	const struct jr_mount *tree = writable_tree(c->plan, path);
+	if (!tree)
+		return realpath(path, NULL);
+	const char *rel = path + strlen(tree->target);
+	while (*rel == '/')
+		rel++;
+	if (!*rel)
+		return strdup(tree->target);
+	_cleanup_close_ int dir = open(tree->target, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+	_cleanup_close_ int fd = dir < 0 ? -1 : (int)syscall(SYS_openat2, dir, rel, &how, sizeof(how));
+	if (fd < 0) {
+		if (errno == ELOOP || errno == EXDEV)
+			jr_fail(why, ELOOP, "a symlink inside %s (which the jail can write) leads elsewhere; jailrun does not follow those",
+				tree->target);
+		return NULL;
+	}
+	return strdup(path);
+}
+
+/* The host's kernel interfaces are never bound in: the jail has its own. */
+static bool is_kernel_tree(const char *path)
+{
+	return jr_path_is_beneath(path, "/proc") || jr_path_is_beneath(path, "/sys") ||
+	       jr_path_is_beneath(path, "/dev");
+}
+
 static int add_bind_entry(struct compiler *c, const struct fs_item *it)
 {
 	const struct jr_fs_entry *e = it->e;
 	const char *what = e->kind == JR_FS_RO ? "ro" : "rw";
-	char *source = realpath(it->path, NULL);
+	jr_error_t *why = NULL;
+	char *source = resolve_bind_source(c, it->path, &why);
 	if (!source) {
-		if (errno == ENOENT && e->optional)
+		int saved = errno;
+		if (why) {
+			jr_fail_at(c->err, &e->loc, "%s %s: %s", what, e->path, why->message);
+			jr_error_free(why);
+			return -1;
+		}
+		if (saved == ENOENT && e->optional)
 			return 0;
-		return jr_fail_at_errno(c->err, &e->loc, errno, "%s %s", what, e->path);
+		return jr_fail_at_errno(c->err, &e->loc, saved, "%s %s", what, e->path);
 	}
-	if (strcmp(source, "/") == 0) {
+	if (strcmp(source, "/") == 0 || is_kernel_tree(source)) {
+		bool root = strcmp(source, "/") == 0;
 		free(source);
-		return jr_fail_at(c->err, &e->loc, "%s %s: binding the host's whole root is not allowed",
-				  what, e->path);
+		return jr_fail_at(c->err, &e->loc, "%s %s: %s", what, e->path,
+				  root ? "binding the host's whole root is not allowed"
+				       : "the host's /proc, /sys and /dev are not bound in (the jail has its own /proc and /dev)");
 	}
 	struct jr_mount m = { .kind = JR_MOUNT_BIND, .source = source, .target = strdup(source),
 			      .readonly = e->kind == JR_FS_RO, .callers = true, .origin = what };
@@ -487,6 +552,19 @@ static int build_env(struct compiler *c, char *const envp[])
 	return 0;
 }
 
+/* For a root caller, the jail's uid 0 is root on disk in the caller's
+ * writable trees (they are idmapped): see seccomp.c's setid guard. */
+static bool needs_setid_guard(const jr_plan_t *plan)
+{
+	if (getuid() != 0)
+		return false;
+	for (size_t i = 0; i < plan->n_mounts; i++)
+		if (plan->mounts[i].kind == JR_MOUNT_BIND && plan->mounts[i].callers &&
+		    !plan->mounts[i].readonly)
+			return true;
+	return false;
+}
+
 int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, jr_error_t **err)
 {
 	jr_plan_t *plan = calloc(1, sizeof(*plan));
@@ -502,6 +580,8 @@ int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, j
 	if (copy_process_settings(&c) < 0 || resolve_home(&c, envp) < 0 ||
 	    resolve_workspace(&c) < 0 || add_base(plan, err) < 0 || add_home(&c) < 0 ||
 	    add_workspace(&c) < 0 || add_fs_entries(&c) < 0 || build_env(&c, envp) < 0 ||
+	    jr_seccomp_build(policy, plan->setid_guard = needs_setid_guard(plan), &plan->seccomp,
+			     &plan->seccomp_rules, err) < 0 ||
 	    jr_plan_assess_clauses(policy, plan, err) < 0)
 		goto fail;
 	order_mounts(plan);
@@ -534,5 +614,6 @@ void jr_plan_free(jr_plan_t *plan)
 	free(plan->keep_fds);
 	jr_strv_free(plan->envp);
 	jr_strv_free(plan->scrubbed);
+	jr_seccomp_free(plan->seccomp);
 	free(plan);
 }

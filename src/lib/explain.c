@@ -135,12 +135,17 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 	case JR_CL_SECCOMP:
 		if (!strcmp(mode, "default") && !same_loc(&cl->loc, &p->seccomp_default_s.loc))
 			break;
-		if (!strcmp(mode, "default") && p->seccomp_default == JR_SC_ALLOW) {
+		if (!plan->seccomp) {
 			snprintf(mech, size, "no filter: every syscall is allowed (the default)");
 			return true;
 		}
-		snprintf(mech, size, "seccomp filters are %s", not_yet);
-		return false;
+		snprintf(mech, size,
+			 "seccomp-bpf filter loaded last before execve (libseccomp, binary tree): %u rules, default %s; syscalls of other ABIs (i386, x32) kill the process",
+			 plan->seccomp_rules,
+			 p->seccomp_default == JR_SC_ALLOW ? "allow"
+			 : p->seccomp_default == JR_SC_KILL ? "kill"
+			 : p->seccomp_default == JR_SC_LOG ? "log" : "errno");
+		return true;
 	case JR_CL_LANDLOCK:
 		if (strstr(cl->text, "best-effort")) {
 			snprintf(mech, size, "asks for nothing by itself");
@@ -258,6 +263,8 @@ void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *ud)
 		emit(fn, ud, "  %s: %s", c->where, c->text);
 		emit(fn, ud, "      %s%s", c->enforced ? "-> " : "NOT ENFORCED: ", c->mechanism);
 	}
+	if (plan->setid_guard)
+		emit(fn, ud, "built in: setuid/setgid bits refused (seccomp), since for a root caller the jail's uid 0 is root on disk in its writable trees");
 	emit(fn, ud, "mounts, in order:");
 	for (size_t i = 0; i < plan->n_mounts; i++)
 		describe_mount(&plan->mounts[i], fn, ud);

@@ -76,22 +76,23 @@ static void reset_signals(void)
 }
 
 /* The command's side of the pty: a new session whose controlling terminal
- * is the jail's pty, so job control works and TIOCSTI reaches only it. */
-static int attach_pty(int master, bool stderr_too, jr_error_t **err)
+ * is the jail's pty, in place of each descriptor of mask. */
+static int attach_pty(int master, unsigned mask, jr_error_t **err)
 {
 	int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (slave < 0)
 		return jr_fail(err, errno, "opening the pty");
 	if (ioctl(slave, TIOCSCTTY, 0) < 0)
 		return jr_fail(err, errno, "TIOCSCTTY");
-	if (dup2(slave, 0) < 0 || dup2(slave, 1) < 0 || (stderr_too && dup2(slave, 2) < 0))
-		return jr_fail(err, errno, "dup2 pty");
+	for (int fd = 0; fd < 3; fd++)
+		if ((mask & (1u << fd)) && dup2(slave, fd) < 0)
+			return jr_fail(err, errno, "dup2 pty");
 	close(slave);
 	return 0;
 }
 
 __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx, int master,
-						  int fail_pipe, mode_t umask_saved)
+						  unsigned pty_mask, int fail_pipe, mode_t umask_saved)
 {
 	jr_error_t *err = NULL;
 
@@ -103,7 +104,7 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 		payload_fail(fail_pipe, err, 0);
 	}
 	if (master >= 0) {
-		if (attach_pty(master, ctx->stderr_on_pty, &err) < 0)
+		if (attach_pty(master, pty_mask, &err) < 0)
 			payload_fail(fail_pipe, err, 0);
 		close(master);
 	}
@@ -115,7 +116,7 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 	int keep[70];
 	int n = keep_list(ctx, keep, 70, fail_pipe, -1);
 	if (jr_fds_close_except(keep, (size_t)n, &err) < 0 || jr_caps_drop_all(&err) < 0 ||
-	    jr_set_no_new_privs(&err) < 0)
+	    jr_set_no_new_privs(&err) < 0 || jr_seccomp_load(ctx->plan->seccomp, &err) < 0)
 		payload_fail(fail_pipe, err, 0);
 
 	execvpe(ctx->argv[0], ctx->argv, ctx->envp);
@@ -223,9 +224,12 @@ static void forward_signal(pid_t payload, int sig)
 {
 	/* The command leads its own session and process group: signal the
 	 * group so a shell's foreground children get it too, as a terminal
-	 * would do. */
+	 * would do; and wake a stopped group, as shells do, or a command that
+	 * stopped itself would never see the signal. */
 	if (kill(-payload, sig) < 0)
 		kill(payload, sig);
+	if (sig != SIGUSR1 && sig != SIGUSR2)
+		kill(-payload, SIGCONT);
 }
 
 /* Reaps everything; returns once the command has exited, with its status. */
@@ -304,7 +308,7 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 		init_fail(ctx->ctl, err);
 
 	_cleanup_close_ int master = -1;
-	if (go.use_pty) {
+	if (go.pty_mask) {
 		if (open_pty(&go, &master, &err) < 0)
 			init_fail(ctx->ctl, err);
 		if (jr_msg_send(ctx->ctl, &(struct jr_msg){ .type = JR_MSG_PTY }, master, &err) < 0)
@@ -327,7 +331,7 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 		close(fail_pipe[0]);
 		close(ctx->ctl);
 		close(signal_fd);
-		run_payload(ctx, master, fail_pipe[1], umask_saved);
+		run_payload(ctx, master, (unsigned)go.pty_mask, fail_pipe[1], umask_saved);
 	}
 	close(fail_pipe[1]);
 	if (master >= 0)

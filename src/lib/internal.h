@@ -77,6 +77,9 @@ struct jr_plan {
 	gid_t user_gid;
 	int *keep_fds;
 	size_t n_keep_fds;
+	void *seccomp;   /* libseccomp context, NULL: no filter */
+	unsigned seccomp_rules;
+	bool setid_guard; /* root caller with a writable tree of its own */
 	char **envp;     /* the command's environment */
 	char **scrubbed; /* names the policy removed, for --explain */
 	struct jr_plan_clause *clauses;
@@ -136,6 +139,15 @@ void jr_mount_sources_close(struct jr_mount_sources *src);
 int jr_mount_build_root(const struct jr_plan *plan, struct jr_mount_sources *src,
 			jr_error_t **err);
 
+/* ---- seccomp.c ------------------------------------------------------- */
+
+/* setid_guard: refuse setuid/setgid bits (a root caller's writable trees). */
+int jr_seccomp_build(const jr_policy_t *p, bool setid_guard, void **ctx, unsigned *n_rules,
+		     jr_error_t **err);
+/* In the command's process, last before execve. */
+int jr_seccomp_load(void *ctx, jr_error_t **err);
+void jr_seccomp_free(void *ctx);
+
 /* ---- placeholder.c --------------------------------------------------- */
 
 struct jr_placeholder {
@@ -176,7 +188,7 @@ struct jr_msg {
 	int32_t errnum;
 	int32_t wait_status;
 	int32_t exec_errno; /* EXITED: execve failed with this errno */
-	int32_t use_pty;    /* GO */
+	int32_t pty_mask;   /* GO: the descriptors (bit n = fd n) the jail's pty replaces */
 	struct winsize winsize; /* GO */
 	char text[512];
 };
@@ -194,7 +206,6 @@ struct jr_init_ctx {
 	char *const *argv;
 	char *const *envp;
 	int ctl;                /* SEQPACKET socket to the supervisor */
-	bool stderr_on_pty;     /* stderr goes to the pty too (it is a terminal) */
 };
 
 __attribute__((noreturn)) void jr_init_main(const struct jr_init_ctx *ctx);
@@ -203,15 +214,19 @@ __attribute__((noreturn)) void jr_init_main(const struct jr_init_ctx *ctx);
 
 struct jr_pty_relay {
 	int master;
+	int in_fd, out_fd, term_fd; /* caller's side: keystrokes, output, the terminal */
 	bool raw_set;
 	struct termios saved;
 	char to_master[4096], to_out[4096];
 	size_t to_master_len, to_out_len;
-	bool in_eof, master_eof;
+	bool in_eof, send_eof, master_eof;
 };
 
+/* Which of the caller's descriptors 0-2 are terminals (bit n = fd n). */
+unsigned jr_pty_tty_mask(void);
 void jr_pty_relay_init(struct jr_pty_relay *relay);
-int jr_pty_relay_start(struct jr_pty_relay *relay, int master, jr_error_t **err);
+/* mask: the descriptors the jail's pty stands in for. */
+int jr_pty_relay_start(struct jr_pty_relay *relay, int master, unsigned mask, jr_error_t **err);
 void jr_pty_relay_resize(struct jr_pty_relay *relay);
 /* Poll set of the relay; returns how many entries it filled (<= 2). */
 int jr_pty_relay_pollfds(struct jr_pty_relay *relay, struct pollfd *pfd);

@@ -42,15 +42,21 @@ struct root_builder {
 	 * finds its mount point; then they are sealed. */
 	int seal[64];
 	size_t n_seal;
-	dev_t owned[64];
+	dev_t *owned;
 	size_t n_owned;
 };
 
-static void own_fs(struct root_builder *b, int mnt)
+static int own_fs(struct root_builder *b, int mnt, jr_error_t **err)
 {
 	struct stat st;
-	if (fstat(mnt, &st) == 0 && b->n_owned < sizeof(b->owned) / sizeof(b->owned[0]))
-		b->owned[b->n_owned++] = st.st_dev;
+	if (fstat(mnt, &st) < 0)
+		return jr_fail(err, errno, "fstat of a new tmpfs");
+	dev_t *owned = reallocarray(b->owned, b->n_owned + 1, sizeof(dev_t));
+	if (!owned)
+		return jr_fail_oom(err);
+	b->owned = owned;
+	b->owned[b->n_owned++] = st.st_dev;
+	return 0;
 }
 
 static bool owns_fs(const struct root_builder *b, int dirfd)
@@ -380,7 +386,8 @@ static int mount_dev(struct root_builder *b, int target, jr_error_t **err)
 		return -1;
 	if (attach(dev, target) < 0)
 		return jr_fail(err, errno, "move_mount /dev");
-	own_fs(b, dev);
+	if (own_fs(b, dev, err) < 0)
+		return -1;
 
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++) {
 		char host[32];
@@ -449,7 +456,8 @@ static int mount_one(struct root_builder *b, const struct jr_mount *m, int sourc
 			return -1;
 		if (attach(fresh, target) < 0)
 			return jr_fail(err, errno, "move_mount");
-		own_fs(b, fresh);
+		if (own_fs(b, fresh, err) < 0)
+			return -1;
 		if (m->readonly) {
 			if (b->n_seal == sizeof(b->seal) / sizeof(b->seal[0]))
 				return jr_fail(err, E2BIG, "more than %zu read-only tmpfs mounts",
@@ -493,7 +501,8 @@ int jr_mount_build_root(const struct jr_plan *plan, struct jr_mount_sources *src
 		return jr_fail_wrap(err, "jail root");
 	if (move_mount(root, "", AT_FDCWD, STAGING_DIR, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return jr_fail(err, errno, "jail root: attaching at " STAGING_DIR);
-	own_fs(&b, root);
+	if (own_fs(&b, root, err) < 0)
+		return -1;
 	b.rootfd = open(STAGING_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (b.rootfd < 0) {
 		jr_fail(err, errno, "jail root: open");
@@ -531,6 +540,7 @@ out:
 		close(b.scratch);
 	for (size_t i = 0; i < b.n_seal; i++)
 		close(b.seal[i]);
+	free(b.owned);
 	return r;
 }
 

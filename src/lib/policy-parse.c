@@ -1151,7 +1151,8 @@ int jr_policy_add_directive(jr_policy_t *p, const char *directive, const char *a
 		_cleanup_free_ char *cwd = getcwd(NULL, 0);
 		if (!cwd)
 			return jr_fail(err, errno, "%s %s: getcwd", directive, arg);
-		if (asprintf(&absolute, "%s/%s", cwd, arg) < 0)
+		_cleanup_free_ char *joined = NULL;
+		if (asprintf(&joined, "%s/%s", cwd, arg) < 0 || !(absolute = jr_path_normalize(joined)))
 			return jr_fail_oom(err);
 		arg = absolute;
 	}

@@ -28,8 +28,10 @@
 
 extern char **environ;
 
-static const int supervisor_signals[] = { SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
-					  SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD };
+/* SIGPIPE too: a reader of our output going away is not our death (the
+ * terminal would stay raw); the write fails with EPIPE instead. */
+static const int supervisor_signals[] = { SIGINT,  SIGTERM,  SIGHUP,  SIGQUIT, SIGUSR1,
+					  SIGUSR2, SIGWINCH, SIGCHLD, SIGPIPE };
 
 struct supervisor {
 	const struct jr_plan *plan;
@@ -44,6 +46,7 @@ struct supervisor {
 	bool mask_saved;
 	struct jr_pty_relay pty;
 	struct jr_placeholders placeholders;
+	unsigned pty_mask;
 	/* outcome */
 	bool init_exited;
 	int init_status;
@@ -69,11 +72,32 @@ static void say(struct supervisor *s, const char *fmt, ...)
 	s->opts->log(s->opts->log_userdata, stamped);
 }
 
-static bool want_pty(const struct jr_run_options *opts)
+/* The descriptors the jail's pty stands in for: every terminal among 0-2
+ * (so the jail never holds the caller's), plus 0 and 1 when forced. */
+static unsigned pty_mask(const struct jr_run_options *opts)
 {
-	if (opts->pty >= 0)
-		return opts->pty > 0;
-	return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	unsigned ttys = jr_pty_tty_mask();
+	if (opts->pty == 0)
+		return 0;
+	return opts->pty > 0 ? ttys | 3u : ttys;
+}
+
+/* The jail's init relies on 0-2 being taken: a closed one would be
+ * reused by its signalfd or control socket and then overwritten. */
+static int ensure_stdio_open(jr_error_t **err)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int null = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (null < 0)
+			return jr_fail(err, errno, "opening /dev/null for closed descriptor %d", fd);
+		if (null != fd) {
+			dup2(null, fd);
+			close(null);
+		}
+	}
+	return 0;
 }
 
 static int block_signals(struct supervisor *s, jr_error_t **err)
@@ -93,7 +117,7 @@ static int block_signals(struct supervisor *s, jr_error_t **err)
 
 /* Runs in the child of clone3: becomes the jail's init, never returns. */
 __attribute__((noreturn)) static void start_init(struct supervisor *s, int child_ctl,
-						 char *const argv[], bool pty)
+						 char *const argv[])
 {
 	close(s->ctl);
 	close(s->signal_fd);
@@ -105,12 +129,11 @@ __attribute__((noreturn)) static void start_init(struct supervisor *s, int child
 		.argv = argv,
 		.envp = s->plan->envp,
 		.ctl = child_ctl,
-		.stderr_on_pty = pty && isatty(STDERR_FILENO),
 	};
 	jr_init_main(&ctx);
 }
 
-static int release_init(struct supervisor *s, bool pty, jr_error_t **err)
+static int release_init(struct supervisor *s, unsigned pty, jr_error_t **err)
 {
 	if (jr_write_id_maps(s->init_pid, &s->ids, err) < 0)
 		return -1;
@@ -125,9 +148,9 @@ static int release_init(struct supervisor *s, bool pty, jr_error_t **err)
 		/* init holds its own copies now. */
 		jr_mount_sources_close(&s->sources);
 	}
-	struct jr_msg go = { .type = JR_MSG_GO, .use_pty = pty };
-	if (pty)
-		ioctl(STDIN_FILENO, TIOCGWINSZ, &go.winsize);
+	struct jr_msg go = { .type = JR_MSG_GO, .pty_mask = (int32_t)pty };
+	for (int fd = 0; pty && fd < 3 && !go.winsize.ws_row; fd++)
+		ioctl(fd, TIOCGWINSZ, &go.winsize);
 	return jr_msg_send(s->ctl, &go, -1, err);
 }
 
@@ -152,7 +175,7 @@ static int handle_ctl(struct supervisor *s, jr_error_t **err)
 	case JR_MSG_PTY:
 		if (fd < 0)
 			return jr_fail(err, EPROTO, "control channel: pty message without a descriptor");
-		if (jr_pty_relay_start(&s->pty, fd, err) < 0) {
+		if (jr_pty_relay_start(&s->pty, fd, s->pty_mask, err) < 0) {
 			close(fd);
 			return -1;
 		}
@@ -182,7 +205,8 @@ static void handle_signals(struct supervisor *s)
 	while (read(s->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		switch (si.ssi_signo) {
 		case SIGCHLD:
-			break; /* the pidfd says when init is done */
+		case SIGPIPE:
+			break; /* the pidfd says when init is done; EPIPE says the rest */
 		case SIGWINCH:
 			jr_pty_relay_resize(&s->pty);
 			break;
@@ -207,7 +231,7 @@ static void reap_init(struct supervisor *s)
 static int supervise(struct supervisor *s, jr_error_t **err)
 {
 	while (!s->init_exited) {
-		struct pollfd pfd[5];
+		struct pollfd pfd[6];
 		int n = 0;
 		pfd[n++] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = s->signal_fd, .events = POLLIN };
@@ -266,7 +290,7 @@ static void supervisor_cleanup(struct supervisor *s)
 	jr_error_free(s->jail_error);
 }
 
-static int start_jail(struct supervisor *s, char *const argv[], bool pty, jr_error_t **err)
+static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err)
 {
 	if (jr_placeholders_create(s->plan, &s->placeholders, err) < 0)
 		return -1;
@@ -296,12 +320,12 @@ static int start_jail(struct supervisor *s, char *const argv[], bool pty, jr_err
 	}
 	s->init_pid = jr_clone_jail(&s->pidfd, err);
 	if (s->init_pid == 0)
-		start_init(s, pair[1], argv, pty);
+		start_init(s, pair[1], argv);
 	close(pair[1]);
 	if (s->init_pid < 0)
 		return -1;
 	say(s, "namespaces created, init is pid %d", (int)s->init_pid);
-	if (release_init(s, pty, err) < 0) {
+	if (release_init(s, s->pty_mask, err) < 0) {
 		kill(s->init_pid, SIGKILL);
 		reap_init(s);
 		return -1;
@@ -324,9 +348,11 @@ int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_option
 	s.t0 = jr_now_us();
 	jr_pty_relay_init(&s.pty);
 	jr_ids_for_plan(plan, &s.ids);
-	bool pty = want_pty(s.opts);
+	if (ensure_stdio_open(err) < 0)
+		return -1;
+	s.pty_mask = pty_mask(s.opts);
 
-	int r = start_jail(&s, argv, pty, err);
+	int r = start_jail(&s, argv, err);
 	if (r == 0)
 		r = supervise(&s, err);
 	if (r == 0 && s.jail_error) {

@@ -50,5 +50,26 @@ case_stdio_passthrough() {
 	check "stdout and stderr stay separate" sh -c "[ \"\$(cat '$OUT')\" = to-out ] && [ \"\$(cat '$ERR')\" = to-err ]"
 }
 
-run_cases case_exit_code case_killed_by_signal case_not_found case_not_executable \
+case_closed_stdio() {
+	(cd "$WS" && as_user env HOME="$FIXHOME" "$JR_BIN" -- sh -c 'exit 7') <&- >"$OUT" 2>"$ERR"
+	RC=$?
+	check_rc 7 "a closed stdin does not break the jail"
+	(cd "$WS" && as_user env HOME="$FIXHOME" "$JR_BIN" -- sh -c 'exit 8') >&- 2>&-
+	RC=$?
+	check_rc 8 "closed stdout and stderr neither"
+}
+
+case_stopped_command() {
+	jr_background -- sh -c 'kill -STOP $$'
+	sleep 0.5
+	kill -TERM "$JR_PID"
+	i=0
+	while kill -0 "$JR_PID" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	check "a command that stopped itself still ends on SIGTERM to jailrun" sh -c "! kill -0 $JR_PID 2>/dev/null"
+	wait "$JR_PID"
+	RC=$?
+	check_rc 143 "with 143"
+}
+
+run_cases case_closed_stdio case_stopped_command case_exit_code case_killed_by_signal case_not_found case_not_executable \
 	case_setup_failure case_stdio_passthrough

@@ -139,7 +139,23 @@ case_symlink_to_secret() {
 	check "a workspace symlink to the hidden key does not read it" lacks "$OUT" jailrun-test-secret
 }
 
-run_cases case_workspace_writable case_system_readonly case_tmp_is_private \
+case_planted_symlink_not_followed() {
+	# An earlier jail plants a link in the workspace; a later --ro of that
+	# name must not show what the link points at.
+	secret_dir=$JR_TOP/$JR_MODE/private
+	mkdir -p "$secret_dir"
+	echo private-data >"$secret_dir/file"
+	chown -R "$CASE_UID" "$secret_dir"
+	jr -- ln -s "$secret_dir" cache
+	jr --ro ./cache -- cat "$secret_dir/file"
+	check_rc 125 "--ro of a symlink planted in the workspace is refused"
+	check "saying why" contains "$ERR" "leads elsewhere; jailrun does not follow those"
+	check "nothing leaked" lacks "$OUT" private-data
+	jr --ro /proc -- true
+	check "the host's /proc is never bound in" sh -c "[ $RC -eq 125 ] && grep -q 'not bound in' '$ERR'"
+}
+
+run_cases case_planted_symlink_not_followed case_workspace_writable case_system_readonly case_tmp_is_private \
 	case_host_dirs_absent case_home_is_empty case_shadow_unreadable case_ro_bind \
 	case_rw_bind case_tmpfs_option case_no_host_side_effects case_ro_bind_private_file case_proc_sys_readonly case_symlink_mount_point \
 	case_symlink_to_secret

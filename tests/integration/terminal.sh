@@ -3,7 +3,10 @@
 # usable interactive shell (job control, window size) on the jail's pty.
 . "$JR_SRCDIR/tests/integration/lib.sh"
 
-PTY_RUN="python3 $JR_SRCDIR/tests/integration/pty-run.py"
+# A copy nobody can read (the source tree may be out of its reach).
+cp "$JR_SRCDIR/tests/integration/pty-run.py" "$JR_TOP/pty-run.py"
+chmod 644 "$JR_TOP/pty-run.py"
+PTY_RUN="python3 $JR_TOP/pty-run.py"
 INJECT='import fcntl, termios
 try:
     for c in b"echo INJECTED\n":
@@ -19,8 +22,6 @@ jr_pty() {
 }
 
 case_tiocsti_without_pty() {
-	cp "$JR_SRCDIR/tests/integration/pty-run.py" "$JR_TOP/pty-run.py" 2>/dev/null
-	PTY_RUN="python3 $JR_TOP/pty-run.py"
 	# Control: the same injection outside jailrun must work, or this host
 	# forbids TIOCSTI anyway (dev.tty.legacy_tiocsti=0) and the test
 	# could not fail.
@@ -61,4 +62,25 @@ case_window_size() {
 	check_rc 5 "exit status through the pty path"
 }
 
-run_cases case_tiocsti_without_pty case_tiocsti_with_pty case_job_control case_window_size
+case_tty_never_given_to_the_jail() {
+	# A harness that hands the jail a terminal on stdin only, stdout being a
+	# pipe, in a session with no controlling terminal: the jail must still
+	# not be able to make that terminal its own and type into it.
+	PTY_RUN="python3 $JR_TOP/pty-run.py"
+	steal='import fcntl, termios
+try:
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    for c in b"echo PWNED\n":
+        fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))
+    print("typed")
+except OSError as e:
+    print("refused", e.errno)'
+	jr_pty --pipe-stdout --no-ctty -- "$JR_BIN" --policy permissive -D 'workspace ro' -D 'home tmpfs' -- python3 -c "$steal"
+	check "nothing is queued on the caller's terminal, even with no seccomp filter" contains "$ERR" "queued=0"
+	check "stdout, a pipe, still reaches the caller directly" sh -c "grep -q -e typed -e refused '$OUT'"
+	echo hi | (cd "$WS" && as_user env HOME="$FIXHOME" timeout 10 "$JR_BIN" --pty -- sh -c 'cat; echo after-eof') >"$OUT" 2>"$ERR"
+	RC=$?
+	check "--pty with stdin at EOF gives the command EOF (no hang)" contains "$OUT" after-eof
+}
+
+run_cases case_tty_never_given_to_the_jail case_tiocsti_without_pty case_tiocsti_with_pty case_job_control case_window_size

@@ -1,0 +1,258 @@
+/* The seccomp-bpf filter: policy rules -> a libseccomp context, built
+ * once per run before the jail is cloned (memory only, no syscalls) and
+ * loaded by the command's process as the very last step before execve.
+ *
+ * Groups expand to plain rules, except where a syscall needs argument
+ * checks to be safe or usable:
+ *   @namespaces: unshare and setns refused; clone refused when its flags
+ *     (low 32 bits) ask for a namespace; clone3 answers ENOSYS, so libc
+ *     falls back to clone, whose flags a filter can see.
+ *   @tty-inject: ioctl TIOCSTI and TIOCLINUX, compared on the low 32 bits
+ *     of the request so a 64-bit value with the same low half cannot slip
+ *     past (CVE-2019-10063).
+ *   personality (in @privileged): refused when it sets a flag that weakens
+ *     the process (ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, ...); the query
+ *     form 0xffffffff has those bits too and is refused with it.
+ * Syscalls of another ABI (i386 int 0x80, x32) kill the process.
+ *
+ * And one rule set jailrun adds on its own: when root runs a jail with a
+ * writable tree of its own (the workspace, rw binds), the jail's uid 0 is
+ * root on disk there, so a setuid or setgid bit it sets would make a
+ * root program on the host for anyone to run.  Setting those bits is
+ * refused in every way a mode reaches the kernel in a register; openat2,
+ * whose mode sits behind a pointer, answers ENOSYS (libc's open() does not
+ * use it). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "syscalls.h"
+
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+
+static uint32_t to_scmp(enum jr_sc_action a, int errnum)
+{
+	switch (a) {
+	case JR_SC_ALLOW: return SCMP_ACT_ALLOW;
+	case JR_SC_KILL: return SCMP_ACT_KILL_PROCESS;
+	case JR_SC_LOG: return SCMP_ACT_LOG;
+	case JR_SC_ERRNO: break;
+	}
+	return SCMP_ACT_ERRNO((uint16_t)errnum);
+}
+
+struct builder {
+	scmp_filter_ctx ctx;
+	uint32_t default_action;
+	unsigned rules;
+	const struct jr_loc *loc;
+	jr_error_t **err;
+};
+
+static int add(struct builder *b, uint32_t action, const char *name, unsigned n,
+	       const struct scmp_arg_cmp *conds)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	if (nr < 0)
+		return 0; /* a group member this architecture lacks */
+	if (action == b->default_action)
+		return 0; /* libseccomp refuses a rule that repeats the default: a no-op */
+	int r = seccomp_rule_add_array(b->ctx, action, nr, n, conds);
+	if (r < 0)
+		return jr_fail_at_errno(b->err, b->loc, -r, "seccomp rule for %s", name);
+	b->rules++;
+	return 0;
+}
+
+static int add_namespaces(struct builder *b, uint32_t action)
+{
+	static const unsigned long clone_ns[] = { CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,
+						  CLONE_NEWNET,	 CLONE_NEWIPC, CLONE_NEWUTS,
+						  CLONE_NEWCGROUP };
+	if (add(b, action, "unshare", 0, NULL) < 0 || add(b, action, "setns", 0, NULL) < 0 ||
+	    add(b, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(clone_ns) / sizeof(clone_ns[0]); i++) {
+		struct scmp_arg_cmp c = SCMP_A0_32(SCMP_CMP_MASKED_EQ, clone_ns[i], clone_ns[i]);
+		if (add(b, action, "clone", 1, &c) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int add_tty_inject(struct builder *b, uint32_t action)
+{
+	struct scmp_arg_cmp sti = SCMP_A1_32(SCMP_CMP_EQ, TIOCSTI);
+	struct scmp_arg_cmp linux_ = SCMP_A1_32(SCMP_CMP_EQ, TIOCLINUX);
+	return add(b, action, "ioctl", 1, &sti) < 0 ? -1 : add(b, action, "ioctl", 1, &linux_);
+}
+
+static int add_personality(struct builder *b, uint32_t action)
+{
+	static const unsigned long weakening[] = { ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC,
+						   MMAP_PAGE_ZERO,    ADDR_COMPAT_LAYOUT,
+						   ADDR_LIMIT_32BIT,  ADDR_LIMIT_3GB };
+	for (size_t i = 0; i < sizeof(weakening) / sizeof(weakening[0]); i++) {
+		struct scmp_arg_cmp c = SCMP_A0_32(SCMP_CMP_MASKED_EQ, weakening[i], weakening[i]);
+		if (add(b, action, "personality", 1, &c) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int add_group(struct builder *b, const struct jr_syscall_group *g, uint32_t action)
+{
+	if (!strcmp(g->name, "@namespaces"))
+		return add_namespaces(b, action);
+	if (!strcmp(g->name, "@tty-inject"))
+		return add_tty_inject(b, action);
+	for (const char *const *s = g->syscalls; *s; s++) {
+		int r = !strcmp(*s, "personality") ? add_personality(b, action)
+						   : add(b, action, *s, 0, NULL);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int add_setid_guard(struct builder *b)
+{
+	static const struct {
+		const char *name;
+		int flags_arg; /* -1: no flags argument, the mode alone decides */
+		unsigned long flag;
+		unsigned mode_arg;
+	} calls[] = {
+		{ "chmod", -1, 0, 1 },	       { "fchmod", -1, 0, 1 },
+		{ "fchmodat", -1, 0, 2 },      { "fchmodat2", -1, 0, 2 },
+		{ "creat", -1, 0, 1 },	       { "mknod", -1, 0, 1 },
+		{ "mknodat", -1, 0, 2 },       { "open", 1, O_CREAT, 2 },
+		{ "open", 1, __O_TMPFILE, 2 }, { "openat", 2, O_CREAT, 3 },
+		{ "openat", 2, __O_TMPFILE, 3 },
+	};
+	static const unsigned long bits[] = { S_ISUID, S_ISGID };
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		for (size_t k = 0; k < 2; k++) {
+			struct scmp_arg_cmp c[2];
+			unsigned n = 0;
+			if (calls[i].flags_arg >= 0)
+				c[n++] = (struct scmp_arg_cmp){ (unsigned)calls[i].flags_arg,
+								SCMP_CMP_MASKED_EQ, calls[i].flag,
+								calls[i].flag };
+			c[n++] = (struct scmp_arg_cmp){ calls[i].mode_arg, SCMP_CMP_MASKED_EQ, bits[k],
+							bits[k] };
+			if (add(b, eperm, calls[i].name, n, c) < 0)
+				return -1;
+		}
+	return add(b, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL);
+}
+
+static enum scmp_compare to_cmp(int op)
+{
+	switch (op) {
+	case JR_CMP_EQ: return SCMP_CMP_EQ;
+	case JR_CMP_NE: return SCMP_CMP_NE;
+	case JR_CMP_LT: return SCMP_CMP_LT;
+	case JR_CMP_LE: return SCMP_CMP_LE;
+	case JR_CMP_GT: return SCMP_CMP_GT;
+	case JR_CMP_GE: return SCMP_CMP_GE;
+	default: return SCMP_CMP_MASKED_EQ;
+	}
+}
+
+static int add_policy_rule(struct builder *b, const struct jr_sc_rule *r)
+{
+	uint32_t action = to_scmp(r->action, r->errnum);
+	for (size_t i = 0; i < r->n_names; i++) {
+		const char *name = r->names[i];
+		if (name[0] == '@') {
+			if (r->n_conds)
+				return jr_fail_at(b->err, &r->loc, "seccomp: conditions apply to syscalls, not to the group %s", name);
+			if (add_group(b, jr_syscall_group_find(name), action) < 0)
+				return -1;
+			continue;
+		}
+		struct scmp_arg_cmp conds[6];
+		for (size_t k = 0; k < r->n_conds; k++) {
+			const struct jr_sc_cond *c = &r->conds[k];
+			/* An ioctl request is an unsigned int to the kernel:
+			 * compare its low 32 bits only, as the kernel will. */
+			bool low32 = !strcmp(name, "ioctl") && c->arg == 1;
+			conds[k] = (struct scmp_arg_cmp){
+				.arg = c->arg,
+				.op = to_cmp(c->op),
+				.datum_a = c->op == JR_CMP_MASKED_EQ ? c->mask : c->value,
+				.datum_b = c->op == JR_CMP_MASKED_EQ ? c->value : 0,
+			};
+			if (low32)
+				conds[k] = c->op == JR_CMP_MASKED_EQ
+						   ? SCMP_A1_32(SCMP_CMP_MASKED_EQ, c->mask, c->value)
+						   : SCMP_A1_32(to_cmp(c->op), c->value);
+		}
+		if (add(b, action, name, (unsigned)r->n_conds, conds) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int jr_seccomp_build(const jr_policy_t *p, bool setid_guard, void **out, unsigned *n_rules,
+		     jr_error_t **err)
+{
+	*out = NULL;
+	*n_rules = 0;
+	if (!p->n_rules && p->seccomp_default == JR_SC_ALLOW && !setid_guard)
+		return 0; /* nothing asked: no filter */
+	struct builder b = { .default_action = to_scmp(p->seccomp_default, p->seccomp_default_errno),
+			     .err = err };
+	b.ctx = seccomp_init(b.default_action);
+	if (!b.ctx)
+		return jr_fail(err, ENOMEM, "seccomp_init");
+	int r;
+	if ((r = seccomp_attr_set(b.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (r = seccomp_attr_set(b.ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
+		seccomp_release(b.ctx);
+		return jr_fail(err, -r, "seccomp attributes");
+	}
+	for (size_t i = 0; i < p->n_rules; i++) {
+		b.loc = &p->rules[i].loc;
+		if (add_policy_rule(&b, &p->rules[i]) < 0) {
+			seccomp_release(b.ctx);
+			return -1;
+		}
+	}
+	b.loc = NULL;
+	if (setid_guard && add_setid_guard(&b) < 0) {
+		seccomp_release(b.ctx);
+		return -1;
+	}
+	*out = b.ctx;
+	*n_rules = b.rules;
+	return 0;
+}
+
+int jr_seccomp_load(void *ctx, jr_error_t **err)
+{
+	if (!ctx)
+		return 0;
+	int r = seccomp_load(ctx);
+	if (r < 0)
+		return jr_fail(err, -r, "loading the seccomp filter");
+	return 0;
+}
+
+void jr_seccomp_free(void *ctx)
+{
+	if (ctx)
+		seccomp_release(ctx);
+}

@@ -1,0 +1,95 @@
+#!/bin/sh
+# Escapes the seccomp filter of strict.pol must stop.  Each attack runs
+# three times: under strict.pol (refused), under permissive.pol (the
+# control: no filter, so a difference is visible), and under permissive.pol
+# with only that syscall denied with a marker errno (EXFULL), which proves
+# the filter is what intercepts it even where the kernel would refuse too.
+. "$JR_SRCDIR/tests/integration/lib.sh"
+
+: "${JR_ATTACK:?JR_ATTACK must name tests/helpers/attack}"
+
+attack() {
+	cp "$JR_ATTACK" "$WS/attack"
+	chown "$CASE_UID" "$WS/attack"
+	name=$1
+	syscall=$2
+	strict_expect=$3
+	control_expect=${4:-allowed} # what the kernel itself says without a filter
+	jr --policy strict -- ./attack "$name"
+	strict_rc=$RC
+	strict_out=$(cat "$OUT")
+	# No writable tree of the caller's: for a root caller one would bring
+	# jailrun's own setuid filter, and the control must run with none.
+	jr --policy permissive -D 'workspace ro' -D 'home tmpfs' -- ./attack "$name"
+	control_out=$(cat "$OUT")
+	jr --policy permissive -D "seccomp deny $syscall errno EXFULL" -- ./attack "$name"
+	marker_out=$(cat "$OUT")
+	marker_rc=$RC
+	if [ "$strict_expect" = killed ]; then
+		check "$name: strict.pol kills the process (SIGSYS)" test "$strict_rc" -eq 159
+		check "$name: without a filter it runs ($control_out)" test "$control_out" = allowed
+		check "$name: any filter kills it" test "$marker_rc" -eq 159
+		return
+	fi
+	check "$name: strict.pol refuses it ($strict_expect)" test "$strict_out" = "denied $strict_expect"
+	check "$name: the filter is what refuses it" test "$marker_out" = "denied EXFULL"
+	check "$name: without a filter the kernel says: $control_expect" test "$control_out" = "$control_expect"
+}
+
+case_io_uring() { attack io_uring io_uring_setup EPERM; }
+case_keyring() { attack keyctl add_key EPERM; }
+case_bpf() { attack bpf bpf EPERM "denied EPERM"; } # the jail lacks CAP_BPF anyway
+case_perf() { attack perf_event_open perf_event_open EPERM; }
+case_ptrace() { attack ptrace ptrace EPERM; }
+case_nested_userns_clone() { attack clone-newuser clone EPERM; }
+case_clone3_enosys() { attack clone3 clone3 ENOSYS; }
+case_handles() { attack name_to_handle_at name_to_handle_at EPERM; }
+case_personality() { attack personality personality EPERM; }
+case_i386_abi() { attack int80 getpid killed; }
+
+case_nested_userns_mount() {
+	# The classic escape ladder: a nested user namespace gives back every
+	# capability, then mount.  Without a filter the first step works.
+	jr --policy permissive -- unshare -U true
+	check_rc 0 "without a filter a nested user namespace can be made (control)"
+	jr --policy strict -- sh -c 'unshare -Urm sh -c "mount -t tmpfs none /tmp && echo mounted"'
+	check "strict.pol: unshare -Urm is refused" lacks "$OUT" mounted
+	check "with EPERM" contains "$ERR" "Operation not permitted"
+}
+
+case_setid_bits() {
+	# A root caller's jail is root on disk in the workspace: a setuid bit
+	# set there would be a root program on the host.  Refused for every
+	# policy, by a filter jailrun adds itself.
+	jr --policy permissive -- sh -c 'cp /bin/id x; chmod 4755 x; install -m 2755 /bin/id y; python3 -c "import os; os.open(\"z\", os.O_CREAT | os.O_WRONLY, 0o4755)"; chmod 755 x && echo plain-ok'
+	check "ordinary modes can be set" contains "$OUT" plain-ok
+	if [ "$JR_MODE" = root ]; then
+		check "setuid/setgid bits cannot be set in the workspace" sh -c "! find '$WS' -perm /6000 | grep -q ."
+		jr --policy permissive --explain
+		check "--explain says so for a root caller" contains "$OUT" "setuid/setgid bits refused"
+	else
+		check "an unprivileged caller's setuid files are its own, as outside (harmless)" \
+			sh -c "! find '$WS' -perm /6000 ! -user $CASE_UID | grep -q ."
+	fi
+}
+
+case_ordinary_work() {
+	# What a developer runs must keep working under the filter.
+	as_user git -C "$WS" init -q
+	jr --policy strict -- sh -c 'set -e
+		printf "int main(void){return 0;}\n" > t.c && cc -o t t.c && ./t
+		printf "all:\n\t@echo made\n" > Makefile && make -s
+		python3 -c "import subprocess, socket, threading; print(\"py\")"
+		git add t.c && git -c user.name=t -c user.email=t@e commit -qm t
+		ps -e >/dev/null
+		echo x | cat | wc -c >/dev/null
+		python3 -c "import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(); c=socket.create_connection(s.getsockname()); print(\"loopback\")"
+		echo ordinary-ok'
+	check_rc 0 "cc, make, python3, git, ps, pipes and loopback sockets work under strict.pol"
+	check "to the end" contains "$OUT" ordinary-ok
+}
+
+run_cases case_io_uring case_keyring case_bpf case_perf case_ptrace case_nested_userns_clone \
+	case_clone3_enosys case_handles case_personality case_i386_abi case_nested_userns_mount \
+	case_setid_bits \
+	case_ordinary_work
