@@ -582,6 +582,7 @@ int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, j
 	    add_workspace(&c) < 0 || add_fs_entries(&c) < 0 || build_env(&c, envp) < 0 ||
 	    jr_seccomp_build(policy, plan->setid_guard = needs_setid_guard(plan), &plan->seccomp,
 			     &plan->seccomp_rules, err) < 0 ||
+	    jr_landlock_plan(policy, plan, &plan->landlock, err) < 0 ||
 	    jr_plan_assess_clauses(policy, plan, err) < 0)
 		goto fail;
 	order_mounts(plan);
@@ -615,5 +616,6 @@ void jr_plan_free(jr_plan_t *plan)
 	jr_strv_free(plan->envp);
 	jr_strv_free(plan->scrubbed);
 	jr_seccomp_free(plan->seccomp);
+	jr_landlock_plan_free(&plan->landlock);
 	free(plan);
 }

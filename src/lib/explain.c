@@ -74,8 +74,12 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 		snprintf(mech, size, "read-only bind over each existing path inside a writable tree; a missing one whose parent exists gets an empty read-only tmpfs on a placeholder directory made for the run (mount namespace)");
 		return true;
 	case JR_CL_EXEC:
-		snprintf(mech, size, "restricting execution needs Landlock, %s", not_yet);
-		return false;
+		if (plan->landlock.enabled) {
+			snprintf(mech, size, "Landlock: execution only beneath the exec trees");
+			return true;
+		}
+		snprintf(mech, size, "restricting execution needs Landlock, which this kernel lacks");
+		return p->landlock_best_effort;
 	case JR_CL_HOME:
 		if (!same_loc(&cl->loc, &p->home_s.loc))
 			break;
@@ -146,17 +150,23 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 			 : p->seccomp_default == JR_SC_KILL ? "kill"
 			 : p->seccomp_default == JR_SC_LOG ? "log" : "errno");
 		return true;
-	case JR_CL_LANDLOCK:
+	case JR_CL_LANDLOCK: {
+		int abi = plan->landlock.abi;
 		if (strstr(cl->text, "best-effort")) {
-			snprintf(mech, size, "asks for nothing by itself");
+			snprintf(mech, size, "takes what this kernel has (Landlock ABI %d)", abi);
 			return true;
 		}
-		if (p->landlock_best_effort) {
-			snprintf(mech, size, "dropped (best-effort): this version applies no Landlock ruleset");
+		bool scope = !strcmp(mode, "scope");
+		int need = scope ? 6 : p->landlock_abi;
+		if (abi >= need && abi > 0) {
+			snprintf(mech, size, scope ? "Landlock ABI %d scopes: abstract unix sockets and signals stay inside the jail's domain"
+						   : "Landlock ABI %d in force", abi);
 			return true;
 		}
-		snprintf(mech, size, "Landlock rulesets are %s", not_yet);
-		return false;
+		snprintf(mech, size, "%s needs Landlock ABI %d, this kernel has %d%s", scope ? "scoping" : "the policy",
+			 need, abi, p->landlock_best_effort ? " (dropped: best-effort)" : "");
+		return p->landlock_best_effort;
+	}
 	}
 	snprintf(mech, size, "overridden by a later clause");
 	return true;
@@ -253,6 +263,22 @@ static void describe_env(const jr_plan_t *plan, jr_line_fn fn, void *ud)
 	emit(fn, ud, "environment: %zu scrubbed:%s", n, n ? names : " (none)");
 }
 
+static void describe_landlock(const jr_plan_t *plan, jr_line_fn fn, void *ud)
+{
+	const struct jr_landlock_plan *ll = &plan->landlock;
+	if (!ll->enabled) {
+		emit(fn, ud, "built in: Landlock is not available on this kernel; the mounts alone decide what the jail can touch");
+		return;
+	}
+	emit(fn, ud,
+	     "built in: Landlock ABI %d ruleset, %zu path rules (read-only trees read and execute, writable trees every right%s%s)%s%s",
+	     ll->abi, ll->n_rules, ll->abi >= 3 ? " incl. truncate" : "",
+	     ll->abi >= 5 ? ", ioctl on devices only in /dev and writable trees" : "",
+	     ll->exec_narrowed ? "; execution only beneath the exec trees" : "",
+	     ll->scoped ? "; scopes: abstract unix sockets and signals stay inside the jail"
+			: "; no scopes (ABI < 6)");
+}
+
 void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *ud)
 {
 	emit(fn, ud, "policy %s", plan->policy_name ? plan->policy_name : "(none)");
@@ -263,6 +289,7 @@ void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *ud)
 		emit(fn, ud, "  %s: %s", c->where, c->text);
 		emit(fn, ud, "      %s%s", c->enforced ? "-> " : "NOT ENFORCED: ", c->mechanism);
 	}
+	describe_landlock(plan, fn, ud);
 	if (plan->setid_guard)
 		emit(fn, ud, "built in: setuid/setgid bits refused (seccomp), since for a root caller the jail's uid 0 is root on disk in its writable trees");
 	emit(fn, ud, "mounts, in order:");

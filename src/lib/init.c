@@ -92,7 +92,8 @@ static int attach_pty(int master, unsigned mask, jr_error_t **err)
 }
 
 __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx, int master,
-						  unsigned pty_mask, int fail_pipe, mode_t umask_saved)
+						  unsigned pty_mask, int ruleset, int fail_pipe,
+						  mode_t umask_saved)
 {
 	jr_error_t *err = NULL;
 
@@ -114,9 +115,11 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 		payload_fail(fail_pipe, err, 0);
 	}
 	int keep[70];
-	int n = keep_list(ctx, keep, 70, fail_pipe, -1);
+	int n = keep_list(ctx, keep, 70, fail_pipe, ruleset);
 	if (jr_fds_close_except(keep, (size_t)n, &err) < 0 || jr_caps_drop_all(&err) < 0 ||
-	    jr_set_no_new_privs(&err) < 0 || jr_seccomp_load(ctx->plan->seccomp, &err) < 0)
+	    jr_set_no_new_privs(&err) < 0 ||
+	    jr_landlock_restrict(&ctx->plan->landlock, ruleset, &err) < 0 ||
+	    jr_seccomp_load(ctx->plan->seccomp, &err) < 0)
 		payload_fail(fail_pipe, err, 0);
 
 	execvpe(ctx->argv[0], ctx->argv, ctx->envp);
@@ -302,8 +305,14 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 	}
 
 	build_jail(ctx);
-	int keep[70];
+	/* Built here, in the jail's root, so the rules name the jail's paths. */
+	_cleanup_close_ int ruleset = -1;
+	if (jr_landlock_ruleset(&ctx->plan->landlock, &ruleset, &err) < 0)
+		init_fail(ctx->ctl, err);
+	int keep[72];
 	int n_keep = keep_list(ctx, keep, 70, ctx->ctl, signal_fd);
+	if (ruleset >= 0)
+		keep[n_keep++] = ruleset;
 	if (jr_fds_close_except(keep, (size_t)n_keep, &err) < 0)
 		init_fail(ctx->ctl, err);
 
@@ -331,8 +340,10 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 		close(fail_pipe[0]);
 		close(ctx->ctl);
 		close(signal_fd);
-		run_payload(ctx, master, (unsigned)go.pty_mask, fail_pipe[1], umask_saved);
+		run_payload(ctx, master, (unsigned)go.pty_mask, ruleset, fail_pipe[1], umask_saved);
 	}
+	if (ruleset >= 0)
+		close(jr_steal_fd(&ruleset));
 	close(fail_pipe[1]);
 	if (master >= 0)
 		close(jr_steal_fd(&master));

@@ -57,6 +57,22 @@ struct jr_mount {
 	const char *origin; /* which setting asked for it, for messages */
 };
 
+/* The Landlock ruleset the jail gets (landlock.c). */
+struct jr_landlock_rule {
+	char *path;
+	uint64_t access;
+};
+
+struct jr_landlock_plan {
+	bool enabled;     /* the kernel has Landlock */
+	int abi;          /* this kernel's ABI, 0 when none */
+	uint64_t handled_fs, scoped;
+	uint32_t restrict_flags;
+	bool exec_narrowed;
+	struct jr_landlock_rule *rules;
+	size_t n_rules;
+};
+
 /* One policy clause and what enforces it on this host. */
 struct jr_plan_clause {
 	char *where;     /* "file:line:col" */
@@ -80,6 +96,7 @@ struct jr_plan {
 	void *seccomp;   /* libseccomp context, NULL: no filter */
 	unsigned seccomp_rules;
 	bool setid_guard; /* root caller with a writable tree of its own */
+	struct jr_landlock_plan landlock;
 	char **envp;     /* the command's environment */
 	char **scrubbed; /* names the policy removed, for --explain */
 	struct jr_plan_clause *clauses;
@@ -147,6 +164,17 @@ int jr_seccomp_build(const jr_policy_t *p, bool setid_guard, void **ctx, unsigne
 /* In the command's process, last before execve. */
 int jr_seccomp_load(void *ctx, jr_error_t **err);
 void jr_seccomp_free(void *ctx);
+
+/* ---- landlock.c ------------------------------------------------------ */
+
+int jr_landlock_abi(void);
+int jr_landlock_plan(const jr_policy_t *p, const jr_plan_t *plan, struct jr_landlock_plan *ll,
+		     jr_error_t **err);
+void jr_landlock_plan_free(struct jr_landlock_plan *ll);
+/* In the jail, after pivot_root: a ruleset fd (-1 when Landlock is off). */
+int jr_landlock_ruleset(const struct jr_landlock_plan *ll, int *fd, jr_error_t **err);
+/* In the command's process, after no_new_privs; closes the ruleset. */
+int jr_landlock_restrict(const struct jr_landlock_plan *ll, int ruleset, jr_error_t **err);
 
 /* ---- placeholder.c --------------------------------------------------- */
 

@@ -73,6 +73,48 @@ case_setid_bits() {
 	fi
 }
 
+case_landlock_exec() {
+	cp /bin/true "$WS/mytrue"
+	chown "$CASE_UID" "$WS/mytrue"
+	jr -- ./mytrue
+	check_rc 0 "a program in the workspace runs (control)"
+	jr -D 'exec /usr' -- ./mytrue
+	check_rc 126 "with exec /usr, Landlock refuses to execute it"
+	jr -D 'exec /usr' -- /usr/bin/true
+	check_rc 0 "while /usr/bin/true still runs"
+}
+
+case_landlock_scopes() {
+	jr --policy strict -- sh -c 'sleep 5 & kill -0 $! && echo own-child-ok; kill -0 1 || echo init-refused'
+	check "the command can signal its own children (control)" contains "$OUT" own-child-ok
+	check "but not jailrun's init, outside its Landlock domain" contains "$OUT" init-refused
+	name=jailrun-test-$$-$JR_MODE
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind("\0" + sys.argv[1]); s.listen(1); time.sleep(6)' "$name" &
+	srv=$!
+	sleep 0.3
+	jr --policy strict -- python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("\0" + sys.argv[1]); print("connected")
+except OSError as e:
+    print("refused", e.errno)' "$name"
+	check "a host abstract unix socket is out of reach" contains "$OUT" refused
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+}
+
+case_landlock_require() {
+	jr -D 'landlock require 64' -- touch "$WS/ran"
+	check_rc 125 "landlock require above this kernel's ABI fails closed"
+	check "saying what the kernel has" contains "$ERR" "needs Landlock ABI 64, this kernel has"
+	check "and nothing ran" test ! -e "$WS/ran"
+	jr -D 'landlock require 64' -D 'landlock best-effort' -- true
+	check_rc 0 "with best-effort it runs with what the kernel has"
+	jr -D 'landlock require 64' -D 'landlock best-effort' --explain
+	check "and --explain says what was dropped" contains "$OUT" "(dropped: best-effort)"
+}
+
 case_ordinary_work() {
 	# What a developer runs must keep working under the filter.
 	as_user git -C "$WS" init -q
@@ -91,5 +133,5 @@ case_ordinary_work() {
 
 run_cases case_io_uring case_keyring case_bpf case_perf case_ptrace case_nested_userns_clone \
 	case_clone3_enosys case_handles case_personality case_i386_abi case_nested_userns_mount \
-	case_setid_bits \
+	case_setid_bits case_landlock_exec case_landlock_scopes case_landlock_require \
 	case_ordinary_work

@@ -885,10 +885,10 @@ static void test_describe(void **state)
 
 	struct lines l = { 0 };
 	jr_plan_describe(f->plan, collect, &l);
-	/* policy, workspace, "clauses (N):", two lines a clause, the setuid
-	 * guard's line for a root caller, "mounts, in order:", a line a
+	/* policy, workspace, "clauses (N):", two lines a clause, the Landlock
+	 * line, the setuid guard's line for a root caller, "mounts, in order:", a line a
 	 * mount, two environment lines. */
-	size_t first_mount = 3 + 2 * f->plan->n_clauses + (f->plan->setid_guard ? 1 : 0) + 1;
+	size_t first_mount = 3 + 2 * f->plan->n_clauses + 1 + (f->plan->setid_guard ? 1 : 0) + 1;
 	assert_int_equal(l.n, first_mount + f->plan->n_mounts + 2);
 
 	char *head = xasprintf("workspace %s, hostname box", f->ws);

@@ -1,0 +1,219 @@
+/* The Landlock ruleset: what the jail may touch, whatever the mounts show.
+ *
+ * The mount namespace decides what exists; Landlock is the second wall
+ * behind it (DESIGN principle 3): read-only trees get read and execute
+ * rights, writable ones every right, /proc and /dev what tools need, and
+ * nothing else any.  `exec PATH...` narrows execution to those trees.
+ * Scopes (ABI 6) keep the command from signalling processes outside its
+ * domain (jailrun's init among them) and from reaching abstract unix
+ * sockets made outside it.
+ *
+ * Every ABI from 1 to 7 is handled: a right the kernel does not know is
+ * left out of the ruleset, and --explain says which.  The headers of an
+ * older libc may lack the newer constants, so they are spelled here. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "internal.h"
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+
+#define FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
+#define FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#define SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
+#define SCOPE_SIGNAL (1ULL << 1)
+#define RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1) /* ABI 7 */
+#define RULE_PATH_BENEATH 1
+
+struct ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+#define FS_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define FS_EXEC LANDLOCK_ACCESS_FS_EXECUTE
+#define FS_V1                                                                                   \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |                           \
+	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |                           \
+	 LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |                       \
+	 LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | \
+	 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |                          \
+	 LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM)
+
+int jr_landlock_abi(void)
+{
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	return abi < 0 ? 0 : (int)abi;
+}
+
+static uint64_t handled_fs(int abi)
+{
+	uint64_t fs = FS_V1;
+	if (abi >= 2)
+		fs |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		fs |= FS_TRUNCATE;
+	if (abi >= 5)
+		fs |= FS_IOCTL_DEV;
+	return fs;
+}
+
+static int add_rule(struct jr_landlock_plan *ll, const char *path, uint64_t access,
+		    jr_error_t **err)
+{
+	for (size_t i = 0; i < ll->n_rules; i++)
+		if (!strcmp(ll->rules[i].path, path)) {
+			ll->rules[i].access |= access;
+			return 0;
+		}
+	struct jr_landlock_rule *r = reallocarray(ll->rules, ll->n_rules + 1, sizeof(*r));
+	if (!r)
+		return jr_fail_oom(err);
+	ll->rules = r;
+	if (!(r[ll->n_rules].path = strdup(path)))
+		return jr_fail_oom(err);
+	r[ll->n_rules++].access = access;
+	return 0;
+}
+
+/* What each mount of the plan may do under Landlock. */
+static uint64_t access_for(const struct jr_mount *m, uint64_t all)
+{
+	const uint64_t dev = FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_IOCTL_DEV;
+	switch (m->kind) {
+	case JR_MOUNT_BIND:
+		return m->readonly ? FS_READ | FS_EXEC : all;
+	case JR_MOUNT_TMPFS:
+		return m->readonly ? FS_READ : all;
+	case JR_MOUNT_EMPTY_FILE:
+		return LANDLOCK_ACCESS_FS_READ_FILE;
+	case JR_MOUNT_PROC:
+		return FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE;
+	case JR_MOUNT_DEV:
+		return dev;
+	case JR_MOUNT_SYMLINK:
+		break;
+	}
+	return 0;
+}
+
+int jr_landlock_plan(const jr_policy_t *p, const jr_plan_t *plan, struct jr_landlock_plan *ll,
+		     jr_error_t **err)
+{
+	memset(ll, 0, sizeof(*ll));
+	ll->abi = jr_landlock_abi();
+	if (!ll->abi)
+		return 0;
+	uint64_t all = handled_fs(ll->abi);
+	ll->handled_fs = all;
+	ll->scoped = ll->abi >= 6 ? SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL : 0;
+	ll->restrict_flags = ll->abi >= 7 ? RESTRICT_SELF_LOG_NEW_EXEC_ON : 0;
+
+	/* Listing the root (ls /) needs READ_DIR there, which Landlock then
+	 * grants beneath it too: what exists is the mount namespace's call. */
+	if (add_rule(ll, "/", LANDLOCK_ACCESS_FS_READ_DIR, err) < 0)
+		return -1;
+	for (size_t i = 0; i < plan->n_mounts; i++) {
+		uint64_t a = access_for(&plan->mounts[i], all) & all;
+		if (a && add_rule(ll, plan->mounts[i].target, a, err) < 0)
+			return -1;
+	}
+	if (add_rule(ll, "/dev/shm", all, err) < 0)
+		return -1;
+
+	/* exec PATH...: execution only beneath those trees. */
+	const struct jr_fs_entry *execs[64];
+	size_t n_exec = 0;
+	for (size_t i = 0; i < p->n_fs; i++)
+		if (p->fs[i].kind == JR_FS_EXEC && !p->fs[i].remove && n_exec < 64)
+			execs[n_exec++] = &p->fs[i];
+	if (n_exec) {
+		for (size_t i = 0; i < ll->n_rules; i++)
+			ll->rules[i].access &= ~FS_EXEC;
+		struct jr_expand x = { .home = plan->home, .tmpdir = "/tmp",
+				       .workspace = plan->workspace, .envp = plan->envp };
+		for (size_t i = 0; i < n_exec; i++) {
+			_cleanup_free_ char *path = NULL;
+			int r = jr_expand_path(&x, execs[i]->path, &execs[i]->loc, &path, err);
+			if (r == 1)
+				continue;
+			if (r < 0 || add_rule(ll, path, FS_EXEC | FS_READ, err) < 0)
+				return -1;
+		}
+		ll->exec_narrowed = true;
+	}
+	ll->enabled = true;
+	return 0;
+}
+
+void jr_landlock_plan_free(struct jr_landlock_plan *ll)
+{
+	for (size_t i = 0; i < ll->n_rules; i++)
+		free(ll->rules[i].path);
+	free(ll->rules);
+	ll->rules = NULL;
+	ll->n_rules = 0;
+}
+
+int jr_landlock_ruleset(const struct jr_landlock_plan *ll, int *out, jr_error_t **err)
+{
+	*out = -1;
+	if (!ll->enabled)
+		return 0;
+	struct ruleset_attr attr = { .handled_access_fs = ll->handled_fs, .scoped = ll->scoped };
+	/* An older kernel rejects fields it does not know unless they are
+	 * left out: pass only as much of the struct as this ABI reads. */
+	size_t size = ll->abi >= 6 ? sizeof(attr) : ll->abi >= 4 ? 2 * sizeof(uint64_t)
+								 : sizeof(uint64_t);
+	_cleanup_close_ int fd = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+	if (fd < 0)
+		return jr_fail(err, errno, "Landlock: creating the ruleset");
+	for (size_t i = 0; i < ll->n_rules; i++) {
+		_cleanup_close_ int dir = open(ll->rules[i].path, O_PATH | O_CLOEXEC);
+		if (dir < 0)
+			continue; /* not in this jail (an exec tree that does not exist) */
+		struct path_beneath pb = { .allowed_access = ll->rules[i].access, .parent_fd = dir };
+		struct stat st;
+		/* On a file only file rights make sense. */
+		if (fstat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+			pb.allowed_access &= LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+					     LANDLOCK_ACCESS_FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
+		if (pb.allowed_access &&
+		    syscall(__NR_landlock_add_rule, fd, RULE_PATH_BENEATH, &pb, 0) < 0)
+			return jr_fail(err, errno, "Landlock: rule for %s", ll->rules[i].path);
+	}
+	*out = jr_steal_fd(&fd);
+	return 0;
+}
+
+int jr_landlock_restrict(const struct jr_landlock_plan *ll, int ruleset, jr_error_t **err)
+{
+	if (ruleset < 0)
+		return 0;
+	if (syscall(__NR_landlock_restrict_self, ruleset, ll->restrict_flags) < 0 &&
+	    (ll->restrict_flags == 0 ||
+	     syscall(__NR_landlock_restrict_self, ruleset, 0) < 0))
+		return jr_fail(err, errno, "Landlock: restrict_self");
+	close(ruleset);
+	return 0;
+}
