@@ -25,6 +25,7 @@ enum {
 	OPT_KEEP_FD,
 	OPT_LINT,
 	OPT_EXPLAIN,
+	OPT_DOCTOR,
 	OPT_VERSION,
 	OPT_PTY,
 	OPT_NO_PTY,
@@ -45,6 +46,7 @@ static const struct option long_options[] = {
 	{ "keep-fd", required_argument, NULL, OPT_KEEP_FD },
 	{ "lint", no_argument, NULL, OPT_LINT },
 	{ "explain", no_argument, NULL, OPT_EXPLAIN },
+	{ "doctor", no_argument, NULL, OPT_DOCTOR },
 	{ "pty", no_argument, NULL, OPT_PTY },
 	{ "no-pty", no_argument, NULL, OPT_NO_PTY },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -77,6 +79,8 @@ static void usage(FILE *out)
 	      "      --lint              check the policy and exit (0 ok, 125 not)\n"
 	      "      --explain           print the resolved plan: every clause and what\n"
 	      "                          enforces it on this host; run nothing\n"
+	      "      --doctor            check what this host supports, with fixes; run\n"
+	      "                          nothing (exit 0 when the full jail works)\n"
 	      "      --pty, --no-pty     force or forbid a pty (default: when stdin and stdout\n"
 	      "                          are terminals)\n"
 	      "  -v, --verbose           print the plan and the setup steps with timings\n"
@@ -189,6 +193,8 @@ static int parse_option(struct cli *cli, int opt, const char *arg)
 	case OPT_EXPLAIN:
 		cli->explain = true;
 		return -1;
+	case OPT_DOCTOR:
+		return jr_doctor(print_line, stdout);
 	case OPT_PTY:
 		cli->pty = 1;
 		return -1;

@@ -95,6 +95,11 @@ int jr_plan_check_enforced(const jr_plan_t *plan, jr_error_t **err);
 typedef void (*jr_line_fn)(void *userdata, const char *line);
 void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *userdata);
 
+/* Checks what this host supports (user namespaces, Landlock, seccomp,
+ * cgroups, pasta), one line per item with the fix for what is missing.
+ * Returns 0 when the full jail works here, 1 when it does not. */
+int jr_doctor(jr_line_fn fn, void *userdata);
+
 /* ---- run ------------------------------------------------------------- */
 
 struct jr_run_options {

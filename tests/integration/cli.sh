@@ -64,5 +64,20 @@ case_workspace_flag() {
 	check "the current directory is then not shown" test ! -e "$WS/f"
 }
 
-run_cases case_bad_flags case_no_command case_help_version case_command_flags_not_ours \
+case_doctor() {
+	jr --doctor
+	check_rc 0 "--doctor exits 0 where the full jail works"
+	check "it tried user namespaces" contains "$OUT" "user namespaces      ok"
+	check "and reports the Landlock ABI" sh -c "grep -q 'Landlock             ok: ABI [1-9]' '$OUT'"
+	# Inside a strict jail its seccomp filter refuses new namespaces: the
+	# doctor must notice, say why, and exit 1.
+	cp "$JR_BIN" "$WS/jailrun-inner"
+	chown "$CASE_UID" "$WS/jailrun-inner"
+	jr --policy strict -- ./jailrun-inner --doctor
+	check_rc 1 "--doctor exits 1 where namespaces cannot be made"
+	check "naming the failure" contains "$OUT" "user namespaces      FAILED: unshare: Operation not permitted"
+	check "and the verdict" contains "$OUT" "the full jail does NOT work here"
+}
+
+run_cases case_doctor case_bad_flags case_no_command case_help_version case_command_flags_not_ours \
 	case_verbose case_workspace_flag

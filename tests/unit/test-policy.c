@@ -2208,7 +2208,7 @@ static void compile_with_null_err(struct fx *f)
 
 /* A failed step that rewraps the error reads *err, which the API allows
  * to be NULL (jr_fail ignores a NULL err): policy-parse.c:519 (d_include,
- * a missing include), compile.c:290 (add_tmpfs_entry) and compile.c:388
+ * a missing include), compile.c:355 (add_tmpfs_entry) and compile.c:453
  * (add_protect_entry, a path beneath a regular file). */
 static void known_bug_null_err(void **state)
 {
@@ -2216,10 +2216,10 @@ static void known_bug_null_err(void **state)
 	KNOWN_BUG(in_child(include_with_null_err, f, 10),
 		  "jr_policy_add_line(p, \"include missing\", NULL) crashes: policy-parse.c:519 reads *ps->err");
 	KNOWN_BUG(in_child(compile_with_null_err, f, 10),
-		  "jr_compile(..., NULL) with 'tmpfs /etc/passwd/x' or 'protect /etc/passwd/x' crashes: compile.c:290, :388 read *c->err");
+		  "jr_compile(..., NULL) with 'tmpfs /etc/passwd/x' or 'protect /etc/passwd/x' crashes: compile.c:355, :453 read *c->err");
 }
 
-/* compile.c:386-392 (add_protect_entry) with base.pol:30 (`protect
+/* compile.c:452-458 (add_protect_entry) with base.pol:30 (`protect
  * $WORKSPACE/.git/hooks ...`): in a git worktree or submodule checkout
  * .git is a regular file, so canonicalising .git/hooks fails with ENOTDIR
  * and every shipped policy refuses to compile: `jailrun -- true` exits 125
