@@ -26,6 +26,7 @@ enum {
 	OPT_LINT,
 	OPT_EXPLAIN,
 	OPT_DOCTOR,
+	OPT_ISOLATION,
 	OPT_VERSION,
 	OPT_PTY,
 	OPT_NO_PTY,
@@ -47,6 +48,7 @@ static const struct option long_options[] = {
 	{ "lint", no_argument, NULL, OPT_LINT },
 	{ "explain", no_argument, NULL, OPT_EXPLAIN },
 	{ "doctor", no_argument, NULL, OPT_DOCTOR },
+	{ "isolation", required_argument, NULL, OPT_ISOLATION },
 	{ "pty", no_argument, NULL, OPT_PTY },
 	{ "no-pty", no_argument, NULL, OPT_NO_PTY },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -73,6 +75,9 @@ static void usage(FILE *out)
 	      "      --mask PATH         hide PATH behind an empty read-only file or directory\n"
 	      "      --hostname NAME     hostname inside (default: jailrun)\n"
 	      "      --net MODE          network: none (own namespace, lo only)\n"
+	      "      --isolation MODE    namespaces (default) or landlock: no namespaces,\n"
+	      "                          Landlock and seccomp alone (where user namespaces\n"
+	      "                          are unavailable; refuses what it cannot enforce)\n"
 	      "      --env NAME=VALUE    set a variable in the command's environment\n"
 	      "      --keep-env NAME     pass NAME even if the policy scrubs it\n"
 	      "      --keep-fd N         pass descriptor N into the jail (repeatable)\n"
@@ -172,6 +177,8 @@ static int parse_option(struct cli *cli, int opt, const char *arg)
 		return add_override(cli, "hostname", arg);
 	case OPT_NET:
 		return add_override(cli, "net", arg);
+	case OPT_ISOLATION:
+		return add_override(cli, "isolation", arg);
 	case OPT_ENV:
 		return add_override(cli, "env set", arg);
 	case OPT_KEEP_ENV:

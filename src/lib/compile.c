@@ -565,6 +565,36 @@ static bool needs_setid_guard(const jr_plan_t *plan)
 	return false;
 }
 
+static unsigned seccomp_extras(const jr_policy_t *p, jr_plan_t *plan)
+{
+	unsigned extras = 0;
+	if ((plan->setid_guard = needs_setid_guard(plan)))
+		extras |= JR_SC_EXTRA_SETID;
+	if (plan->landlock_only)
+		extras |= JR_SC_EXTRA_LANDLOCK_ONLY | (p->net == JR_NET_NONE ? JR_SC_EXTRA_NO_IP : 0);
+	return extras;
+}
+
+/* Landlock-only isolation is for callers who cannot make user
+ * namespaces; root always can, and without one the jail would be real
+ * root on the host. */
+static int check_isolation(struct compiler *c)
+{
+	jr_plan_t *plan = c->plan;
+	plan->landlock_only = c->p->isolation == JR_ISO_LANDLOCK;
+	if (!plan->landlock_only)
+		return 0;
+	if (getuid() == 0)
+		return jr_fail_at(c->err, &c->p->isolation_s.loc,
+				  "isolation landlock: not for root, who can always make the jail's user namespace (use isolation namespaces)");
+	if (!jr_landlock_abi())
+		return jr_fail_at(c->err, &c->p->isolation_s.loc,
+				  "isolation landlock: this kernel has no Landlock");
+	plan->private_home = c->p->home == JR_HOME_TMPFS && plan->home;
+	plan->private_tmp = true;
+	return 0;
+}
+
 int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, jr_error_t **err)
 {
 	jr_plan_t *plan = calloc(1, sizeof(*plan));
@@ -580,7 +610,8 @@ int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, j
 	if (copy_process_settings(&c) < 0 || resolve_home(&c, envp) < 0 ||
 	    resolve_workspace(&c) < 0 || add_base(plan, err) < 0 || add_home(&c) < 0 ||
 	    add_workspace(&c) < 0 || add_fs_entries(&c) < 0 || build_env(&c, envp) < 0 ||
-	    jr_seccomp_build(policy, plan->setid_guard = needs_setid_guard(plan), &plan->seccomp,
+	    check_isolation(&c) < 0 ||
+	    jr_seccomp_build(policy, seccomp_extras(policy, plan), &plan->seccomp,
 			     &plan->seccomp_rules, err) < 0 ||
 	    jr_landlock_plan(policy, plan, &plan->landlock, err) < 0 ||
 	    jr_plan_assess_clauses(policy, plan, err) < 0)

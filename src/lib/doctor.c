@@ -86,9 +86,9 @@ static bool check_userns(jr_line_fn fn, void *ud)
 	else if (read_int("/proc/sys/user/max_user_namespaces", &v) == 0 && v == 0)
 		say(fn, ud, "  why: user.max_user_namespaces=0.  Fix: sudo sysctl -w user.max_user_namespaces=15000");
 	else if (in_container())
-		say(fn, ud, "  why: this looks like a container whose runtime forbids nested namespaces.  Fix: run the container with a seccomp profile allowing unshare and clone with namespace flags (Landlock-only isolation, which needs none, is not implemented yet)");
+		say(fn, ud, "  why: this looks like a container whose runtime forbids nested namespaces.  Fix: run the container with a seccomp profile allowing unshare and clone with namespace flags (or use jailrun --isolation landlock, which needs none)");
 	else
-		say(fn, ud, "  why: unknown (a seccomp filter or LSM of the caller?); Landlock-only isolation, which needs none, is not implemented yet");
+		say(fn, ud, "  why: unknown (a seccomp filter or LSM of the caller?); jailrun --isolation landlock needs none");
 	return false;
 }
 

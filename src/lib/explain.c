@@ -41,13 +41,81 @@ static bool adds_entries(const char *text, int skip)
 
 static const char *const not_yet = "not implemented in this version";
 
+/* Landlock-only isolation: the clauses it enforces differently, or not
+ * at all (then refused unless landlock best-effort).  Returns -1 for a
+ * clause assessed as in namespace isolation. */
+static int assess_landlock_only(const jr_policy_t *p, const jr_plan_t *plan,
+				const struct jr_clause *cl, char *mech, size_t size)
+{
+	const unsigned gaps = plan->landlock.gaps;
+	const char *why = NULL;
+	switch (cl->type) {
+	case JR_CL_ISOLATION:
+		snprintf(mech, size, "no namespaces: Landlock and seccomp confine the command on the host itself");
+		return 1;
+	case JR_CL_TMPFS:
+		if (gaps & JR_LL_GAP_TMPFS)
+			why = "a tmpfs needs a mount namespace, which this mode does not make";
+		break;
+	case JR_CL_MASK:
+		if (gaps & JR_LL_GAP_MASK_IN_WRITABLE)
+			why = "Landlock cannot take a path back from a writable tree it grants";
+		else {
+			snprintf(mech, size, "Landlock: the tree around each hidden path is granted entry by entry, the path itself not at all");
+			return 1;
+		}
+		break;
+	case JR_CL_PROTECT:
+		if (gaps & JR_LL_GAP_PROTECT_IN_WRITABLE)
+			why = "Landlock cannot keep a path read-only inside a writable tree it grants";
+		else {
+			snprintf(mech, size, "nothing to do: no protected path lies in a writable tree");
+			return 1;
+		}
+		break;
+	case JR_CL_HOME:
+		if (p->home != JR_HOME_TMPFS)
+			return -1;
+		snprintf(mech, size, "a private directory made for the run (HOME points there), granted by Landlock");
+		return 1;
+	case JR_CL_NET:
+		if (p->net != JR_NET_NONE)
+			return -1;
+		snprintf(mech, size, "seccomp refuses IP and packet sockets%s", plan->landlock.scoped ? "; Landlock scopes abstract unix sockets" : "");
+		return 1;
+	case JR_CL_HOSTNAME:
+		why = "the hostname needs a UTS namespace, which this mode does not make";
+		break;
+	case JR_CL_USER:
+		if (p->user == JR_USER_SAME)
+			return -1;
+		why = "another identity needs a user namespace, which this mode does not make";
+		break;
+	default:
+		return -1;
+	}
+	if (!why)
+		return -1;
+	snprintf(mech, size, "isolation landlock: %s%s", why,
+		 p->landlock_best_effort ? " (dropped: best-effort)" : "");
+	return p->landlock_best_effort;
+}
+
 /* Fills *mech; returns whether the clause is in force (or harmless). */
 static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_clause *cl,
 		   char *mech, size_t size)
 {
 	char a[64];
 	const char *mode = arg1(cl, a, sizeof(a));
+	if (plan->landlock_only) {
+		int r = assess_landlock_only(p, plan, cl, mech, size);
+		if (r >= 0)
+			return r;
+	}
 	switch (cl->type) {
+	case JR_CL_ISOLATION:
+		snprintf(mech, size, "user, mount, pid, net, ipc, uts and cgroup namespaces");
+		return true;
 	case JR_CL_WORKSPACE:
 		if (!same_loc(&cl->loc, &p->workspace_s.loc))
 			break;
@@ -266,6 +334,9 @@ static void describe_env(const jr_plan_t *plan, jr_line_fn fn, void *ud)
 static void describe_landlock(const jr_plan_t *plan, jr_line_fn fn, void *ud)
 {
 	const struct jr_landlock_plan *ll = &plan->landlock;
+	if (plan->landlock_only)
+		emit(fn, ud, "isolation landlock: no namespaces.  Not in this mode: a pid namespace (the command sees the host's processes; Landlock keeps it from tracing them%s), a mount namespace (the mounts listed below are not made: Landlock grants the same trees on the host, a private directory stands in for the home and /tmp), the host's SysV IPC and unix sockets (seccomp refuses them), and if jailrun itself is killed with SIGKILL, processes the command started may outlive it",
+		     ll->scoped ? " and from signalling them" : "");
 	if (!ll->enabled) {
 		emit(fn, ud, "built in: Landlock is not available on this kernel; the mounts alone decide what the jail can touch");
 		return;

@@ -98,6 +98,9 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 	jr_error_t *err = NULL;
 
 	reset_signals();
+	/* Without a pid namespace, nothing else ends the command with init. */
+	if (ctx->plan->landlock_only)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* Without a controlling terminal of the caller's, TIOCSTI and
 	 * TIOCLINUX cannot push input into the caller's terminal. */
 	if (setsid() < 0) {
@@ -127,11 +130,13 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 	payload_fail(fail_pipe, err, 1);
 }
 
-static int open_pty(const struct jr_msg *go, int *master_out, jr_error_t **err)
+static int open_pty(const struct jr_msg *go, bool host, int *master_out, jr_error_t **err)
 {
-	_cleanup_close_ int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	/* The jail's own devpts, or the host's in Landlock-only isolation. */
+	const char *ptmx = host ? "/dev/ptmx" : "/dev/pts/ptmx";
+	_cleanup_close_ int master = open(ptmx, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (master < 0)
-		return jr_fail(err, errno, "opening /dev/pts/ptmx");
+		return jr_fail(err, errno, "opening %s", ptmx);
 	if (unlockpt(master) < 0)
 		return jr_fail(err, errno, "unlockpt");
 	if (go->winsize.ws_row && ioctl(master, TIOCSWINSZ, &go->winsize) < 0)
@@ -153,6 +158,16 @@ static void build_jail(const struct jr_init_ctx *ctx)
 {
 	jr_error_t *err = NULL;
 	uint64_t t = jr_now_us();
+
+	if (ctx->plan->landlock_only) {
+		/* No pid namespace: become the subreaper of everything the
+		 * command starts, so init can find and kill it all later. */
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+			jr_fail(&err, errno, "PR_SET_CHILD_SUBREAPER");
+			init_fail(ctx->ctl, err);
+		}
+		return;
+	}
 
 	if (jr_become_ids(ctx->ids, &err) < 0)
 		init_fail(ctx->ctl, err);
@@ -223,6 +238,29 @@ static void scrub_own_args_and_environ(void)
 		memset((void *)v[2], 0, v[3] - v[2]);
 }
 
+/* Landlock-only isolation: HOME and TMPDIR point into the private
+ * directory that stands in for the home tmpfs and /tmp. */
+static int set_private_env(struct jr_init_ctx *own, const struct jr_init_ctx *ctx)
+{
+	size_t n = 0;
+	while (own->envp[n])
+		n++;
+	char **v = calloc(n + 3, sizeof(char *));
+	if (!v)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool home = ctx->plan->private_home && !strncmp(own->envp[i], "HOME=", 5);
+		if (!home && strncmp(own->envp[i], "TMPDIR=", 7))
+			v[k++] = own->envp[i];
+	}
+	if ((ctx->plan->private_home && asprintf(&v[k++], "HOME=%s/home", ctx->private_dir) < 0) ||
+	    asprintf(&v[k++], "TMPDIR=%s/tmp", ctx->private_dir) < 0)
+		return -1;
+	own->envp = v;
+	return 0;
+}
+
 static void forward_signal(pid_t payload, int sig)
 {
 	/* The command leads its own session and process group: signal the
@@ -258,8 +296,41 @@ static int reap_until_payload_exits(int signal_fd, pid_t payload)
 	}
 }
 
-static void kill_everything_else(void)
+/* Landlock-only isolation: kill every descendant.  As subreaper, init
+ * inherits the orphans of whatever it kills, so repeating until it has
+ * no child left reaches daemons and double-forked children too. */
+static void kill_descendants(void)
 {
+	for (;;) {
+		char buf[8192];
+		int fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0) {
+			if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
+				return;
+			continue;
+		}
+		buf[n] = '\0';
+		for (char *p = buf, *end; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (pid > 0)
+				kill((pid_t)pid, SIGKILL);
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+}
+
+static void kill_everything_else(const struct jr_plan *plan)
+{
+	if (plan->landlock_only) {
+		kill_descendants();
+		return;
+	}
 	/* From pid 1, kill(-1) reaches every other process in the namespace,
 	 * daemons and double-forked children included. */
 	kill(-1, SIGKILL);
@@ -285,6 +356,10 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 		jr_fail_oom(&err);
 		init_fail(ctx->ctl, err);
 	}
+	if (ctx->private_dir && set_private_env(&own, ctx) < 0) {
+		jr_fail_oom(&err);
+		init_fail(ctx->ctl, err);
+	}
 	scrub_own_args_and_environ();
 	/* Out of the caller's session: init has no controlling terminal. */
 	setsid();
@@ -307,7 +382,7 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 	build_jail(ctx);
 	/* Built here, in the jail's root, so the rules name the jail's paths. */
 	_cleanup_close_ int ruleset = -1;
-	if (jr_landlock_ruleset(&ctx->plan->landlock, &ruleset, &err) < 0)
+	if (jr_landlock_ruleset(&ctx->plan->landlock, ctx->private_dir, &ruleset, &err) < 0)
 		init_fail(ctx->ctl, err);
 	int keep[72];
 	int n_keep = keep_list(ctx, keep, 70, ctx->ctl, signal_fd);
@@ -318,7 +393,7 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 
 	_cleanup_close_ int master = -1;
 	if (go.pty_mask) {
-		if (open_pty(&go, &master, &err) < 0)
+		if (open_pty(&go, ctx->plan->landlock_only, &master, &err) < 0)
 			init_fail(ctx->ctl, err);
 		if (jr_msg_send(ctx->ctl, &(struct jr_msg){ .type = JR_MSG_PTY }, master, &err) < 0)
 			_exit(JR_EXIT_FAILURE);
@@ -360,7 +435,7 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 	ssize_t got = read(fail_pipe[0], &failure, sizeof(failure));
 	close(fail_pipe[0]);
 	int status = reap_until_payload_exits(signal_fd, payload);
-	kill_everything_else();
+	kill_everything_else(ctx->plan);
 
 	if (got == (ssize_t)sizeof(failure) && !failure.is_exec) {
 		struct jr_msg msg = { .type = JR_MSG_ERROR, .errnum = failure.errnum };

@@ -58,6 +58,11 @@ struct jr_mount {
 };
 
 /* The Landlock ruleset the jail gets (landlock.c). */
+enum {
+	JR_LL_GAP_MASK_IN_WRITABLE = 1,	   /* a mask inside a writable tree */
+	JR_LL_GAP_PROTECT_IN_WRITABLE = 2, /* a protected path inside a writable tree */
+	JR_LL_GAP_TMPFS = 4,		   /* a tmpfs at a path of its own */
+};
 struct jr_landlock_rule {
 	char *path;
 	uint64_t access;
@@ -69,6 +74,7 @@ struct jr_landlock_plan {
 	uint64_t handled_fs, scoped;
 	uint32_t restrict_flags;
 	bool exec_narrowed;
+	unsigned gaps; /* landlock_only: what cannot be expressed (JR_LL_GAP_*) */
 	struct jr_landlock_rule *rules;
 	size_t n_rules;
 };
@@ -96,6 +102,8 @@ struct jr_plan {
 	void *seccomp;   /* libseccomp context, NULL: no filter */
 	unsigned seccomp_rules;
 	bool setid_guard; /* root caller with a writable tree of its own */
+	bool landlock_only; /* isolation landlock: no namespaces */
+	bool private_home, private_tmp; /* landlock_only: directories made for the run */
 	struct jr_landlock_plan landlock;
 	char **envp;     /* the command's environment */
 	char **scrubbed; /* names the policy removed, for --explain */
@@ -115,6 +123,8 @@ int jr_path_canonical(const char *path, char **out, jr_error_t **err);
 /* Like jr_path_canonical for an absolute path whose tail may not exist
  * yet: the existing prefix is resolved, the missing rest appended. */
 int jr_path_canonical_missing_ok(const char *path, char **out, jr_error_t **err);
+/* rm -rf that never follows a symlink nor leaves the filesystem. */
+void jr_remove_tree(const char *path);
 /* Whether path is dir or beneath it (both canonical). */
 bool jr_path_is_beneath(const char *path, const char *dir);
 
@@ -131,7 +141,8 @@ struct jr_ids {
 };
 
 void jr_ids_for_plan(const struct jr_plan *plan, struct jr_ids *ids);
-pid_t jr_clone_jail(int *pidfd, jr_error_t **err);
+/* namespaces false: Landlock-only isolation, a plain child with a pidfd. */
+pid_t jr_clone_jail(bool namespaces, int *pidfd, jr_error_t **err);
 int jr_write_id_maps(pid_t pid, const struct jr_ids *ids, jr_error_t **err);
 int jr_become_ids(const struct jr_ids *ids, jr_error_t **err);
 
@@ -158,8 +169,13 @@ int jr_mount_build_root(const struct jr_plan *plan, struct jr_mount_sources *src
 
 /* ---- seccomp.c ------------------------------------------------------- */
 
-/* setid_guard: refuse setuid/setgid bits (a root caller's writable trees). */
-int jr_seccomp_build(const jr_policy_t *p, bool setid_guard, void **ctx, unsigned *n_rules,
+/* Rules jailrun adds on its own (bits of extras). */
+enum {
+	JR_SC_EXTRA_SETID = 1,	       /* refuse setuid/setgid bits: a root caller's writable trees */
+	JR_SC_EXTRA_LANDLOCK_ONLY = 2, /* no unix sockets by path, no SysV IPC */
+	JR_SC_EXTRA_NO_IP = 4,	       /* with LANDLOCK_ONLY and net none: no IP sockets */
+};
+int jr_seccomp_build(const jr_policy_t *p, unsigned extras, void **ctx, unsigned *n_rules,
 		     jr_error_t **err);
 /* In the command's process, last before execve. */
 int jr_seccomp_load(void *ctx, jr_error_t **err);
@@ -171,8 +187,11 @@ int jr_landlock_abi(void);
 int jr_landlock_plan(const jr_policy_t *p, const jr_plan_t *plan, struct jr_landlock_plan *ll,
 		     jr_error_t **err);
 void jr_landlock_plan_free(struct jr_landlock_plan *ll);
-/* In the jail, after pivot_root: a ruleset fd (-1 when Landlock is off). */
-int jr_landlock_ruleset(const struct jr_landlock_plan *ll, int *fd, jr_error_t **err);
+/* In the jail, after pivot_root (or in Landlock-only isolation, on the
+ * host): a ruleset fd (-1 when Landlock is off); extra_rw is granted
+ * every right (the private directory of Landlock-only isolation). */
+int jr_landlock_ruleset(const struct jr_landlock_plan *ll, const char *extra_rw, int *fd,
+			jr_error_t **err);
 /* In the command's process, after no_new_privs; closes the ruleset. */
 int jr_landlock_restrict(const struct jr_landlock_plan *ll, int ruleset, jr_error_t **err);
 
@@ -231,6 +250,7 @@ struct jr_init_ctx {
 	const struct jr_plan *plan;
 	const struct jr_ids *ids;
 	struct jr_mount_sources *sources; /* already open when the caller is root */
+	const char *private_dir;          /* landlock_only: holds home/ and tmp/ */
 	char *const *argv;
 	char *const *envp;
 	int ctl;                /* SEQPACKET socket to the supervisor */

@@ -13,8 +13,10 @@
  * older libc may lack the newer constants, so they are spelled here. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/landlock.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +119,125 @@ static uint64_t access_for(const struct jr_mount *m, uint64_t all)
 	return 0;
 }
 
+/* ---- Landlock-only isolation: rules on the host's own paths ----------- */
+
+/* Landlock only grants; to hide a path beneath a granted tree, grant the
+ * tree's other entries one by one instead (listing names stays possible,
+ * reading what is hidden does not).  hidden: paths strictly beneath dir. */
+static int carve(struct jr_landlock_plan *ll, const char *dir, uint64_t access, char **hidden,
+		 size_t n, jr_error_t **err)
+{
+	if (add_rule(ll, dir, access & LANDLOCK_ACCESS_FS_READ_DIR, err) < 0)
+		return -1;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int r = 0;
+	while (r == 0 && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof(path), "%s%s%s", dir, strcmp(dir, "/") ? "/" : "",
+			     e->d_name) >= (int)sizeof(path))
+			continue;
+		bool is_hidden = false, holds_hidden = false;
+		for (size_t i = 0; i < n; i++) {
+			is_hidden |= !strcmp(hidden[i], path);
+			holds_hidden |= jr_path_is_beneath(hidden[i], path) && strcmp(hidden[i], path);
+		}
+		if (is_hidden)
+			continue;
+		r = holds_hidden ? carve(ll, path, access, hidden, n, err) : add_rule(ll, path, access, err);
+	}
+	closedir(d);
+	return r;
+}
+
+static bool is_mask(const struct jr_mount *m)
+{
+	return m->kind == JR_MOUNT_EMPTY_FILE ||
+	       (m->kind == JR_MOUNT_TMPFS && m->readonly && !strcmp(m->origin, "mask"));
+}
+
+/* The deepest host bind of the plan holding path. */
+static const struct jr_mount *host_tree(const jr_plan_t *plan, const char *path)
+{
+	const struct jr_mount *best = NULL;
+	for (size_t i = 0; i < plan->n_mounts; i++) {
+		const struct jr_mount *m = &plan->mounts[i];
+		if (m->kind == JR_MOUNT_BIND && strcmp(m->origin, "protect") &&
+		    jr_path_is_beneath(path, m->source) &&
+		    (!best || jr_path_depth(m->source) > jr_path_depth(best->source)))
+			best = m;
+	}
+	return best;
+}
+
+static int plan_host(const jr_plan_t *plan, struct jr_landlock_plan *ll, uint64_t all,
+		     jr_error_t **err)
+{
+	static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+					       "/dev/urandom", "/dev/tty", "/dev/pts", "/dev/ptmx" };
+	const uint64_t dev = FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_IOCTL_DEV;
+	char *hidden[256];
+	size_t n_hidden = 0;
+
+	for (size_t i = 0; i < plan->n_mounts; i++) {
+		const struct jr_mount *m = &plan->mounts[i];
+		if (is_mask(m)) {
+			const struct jr_mount *tree = host_tree(plan, m->target);
+			if (tree && !tree->readonly)
+				ll->gaps |= JR_LL_GAP_MASK_IN_WRITABLE;
+			else if (tree && n_hidden < 256)
+				hidden[n_hidden++] = m->target;
+			continue;
+		}
+		switch (m->kind) {
+		case JR_MOUNT_BIND:
+			if (!strcmp(m->origin, "protect")) {
+				ll->gaps |= JR_LL_GAP_PROTECT_IN_WRITABLE;
+				break;
+			}
+			if (add_rule(ll, m->source, m->readonly ? FS_READ | FS_EXEC : all, err) < 0)
+				return -1;
+			break;
+		case JR_MOUNT_TMPFS:
+			/* The home and /tmp become private directories made for
+			 * the run (init adds their rule); others cannot be had. */
+			if (m->placeholder)
+				ll->gaps |= JR_LL_GAP_PROTECT_IN_WRITABLE;
+			else if (!strcmp(m->origin, "tmpfs"))
+				ll->gaps |= JR_LL_GAP_TMPFS;
+			break;
+		case JR_MOUNT_PROC:
+			if (add_rule(ll, "/proc", FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE, err) < 0)
+				return -1;
+			break;
+		case JR_MOUNT_DEV:
+			for (size_t k = 0; k < sizeof(devices) / sizeof(devices[0]); k++)
+				if (add_rule(ll, devices[k], dev & all, err) < 0)
+					return -1;
+			break;
+		default:
+			break;
+		}
+	}
+	/* Replace each read-only tree holding hidden paths by its carving. */
+	for (size_t h = 0; h < n_hidden; h++) {
+		const struct jr_mount *tree = host_tree(plan, hidden[h]);
+		for (size_t i = 0; i < ll->n_rules; i++)
+			if (!strcmp(ll->rules[i].path, tree->source) && ll->rules[i].access) {
+				uint64_t access = ll->rules[i].access;
+				ll->rules[i].access = 0; /* carve() re-adds READ_DIR */
+				if (carve(ll, tree->source, access, hidden, n_hidden, err) < 0)
+					return -1;
+				break;
+			}
+	}
+	return 0;
+}
+
 int jr_landlock_plan(const jr_policy_t *p, const jr_plan_t *plan, struct jr_landlock_plan *ll,
 		     jr_error_t **err)
 {
@@ -129,17 +250,22 @@ int jr_landlock_plan(const jr_policy_t *p, const jr_plan_t *plan, struct jr_land
 	ll->scoped = ll->abi >= 6 ? SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL : 0;
 	ll->restrict_flags = ll->abi >= 7 ? RESTRICT_SELF_LOG_NEW_EXEC_ON : 0;
 
-	/* Listing the root (ls /) needs READ_DIR there, which Landlock then
-	 * grants beneath it too: what exists is the mount namespace's call. */
-	if (add_rule(ll, "/", LANDLOCK_ACCESS_FS_READ_DIR, err) < 0)
-		return -1;
-	for (size_t i = 0; i < plan->n_mounts; i++) {
-		uint64_t a = access_for(&plan->mounts[i], all) & all;
-		if (a && add_rule(ll, plan->mounts[i].target, a, err) < 0)
+	if (plan->landlock_only) {
+		if (plan_host(plan, ll, all, err) < 0)
+			return -1;
+	} else {
+		/* Listing the root (ls /) needs READ_DIR there, which Landlock
+		 * grants beneath it too: what exists is the mount namespace's call. */
+		if (add_rule(ll, "/", LANDLOCK_ACCESS_FS_READ_DIR, err) < 0)
+			return -1;
+		for (size_t i = 0; i < plan->n_mounts; i++) {
+			uint64_t a = access_for(&plan->mounts[i], all) & all;
+			if (a && add_rule(ll, plan->mounts[i].target, a, err) < 0)
+				return -1;
+		}
+		if (add_rule(ll, "/dev/shm", all, err) < 0)
 			return -1;
 	}
-	if (add_rule(ll, "/dev/shm", all, err) < 0)
-		return -1;
 
 	/* exec PATH...: execution only beneath those trees. */
 	const struct jr_fs_entry *execs[64];
@@ -175,7 +301,8 @@ void jr_landlock_plan_free(struct jr_landlock_plan *ll)
 	ll->n_rules = 0;
 }
 
-int jr_landlock_ruleset(const struct jr_landlock_plan *ll, int *out, jr_error_t **err)
+int jr_landlock_ruleset(const struct jr_landlock_plan *ll, const char *extra_rw, int *out,
+			jr_error_t **err)
 {
 	*out = -1;
 	if (!ll->enabled)
@@ -201,6 +328,12 @@ int jr_landlock_ruleset(const struct jr_landlock_plan *ll, int *out, jr_error_t 
 		if (pb.allowed_access &&
 		    syscall(__NR_landlock_add_rule, fd, RULE_PATH_BENEATH, &pb, 0) < 0)
 			return jr_fail(err, errno, "Landlock: rule for %s", ll->rules[i].path);
+	}
+	if (extra_rw) {
+		_cleanup_close_ int dir = open(extra_rw, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		struct path_beneath pb = { .allowed_access = ll->handled_fs, .parent_fd = dir };
+		if (dir < 0 || syscall(__NR_landlock_add_rule, fd, RULE_PATH_BENEATH, &pb, 0) < 0)
+			return jr_fail(err, errno, "Landlock: rule for %s", extra_rw);
 	}
 	*out = jr_steal_fd(&fd);
 	return 0;

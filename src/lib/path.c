@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ftw.h>
+#include <stdio.h>
+#include <unistd.h>
+
 #include "internal.h"
 
 unsigned jr_path_depth(const char *path)
@@ -95,4 +99,21 @@ bool jr_path_is_beneath(const char *path, const char *dir)
 		return true;
 	size_t n = strlen(dir);
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void jr_remove_tree(const char *path)
+{
+	/* FTW_PHYS: a symlink inside is removed, never followed. */
+	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }

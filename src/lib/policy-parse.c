@@ -1049,6 +1049,19 @@ static int d_landlock(struct parser *ps, struct line *l)
 	return 0;
 }
 
+static int d_isolation(struct parser *ps, struct line *l)
+{
+	static const char *const modes[] = { "namespaces", "landlock", NULL };
+	if (need_args(ps, l, 1, 1, "isolation namespaces|landlock") < 0)
+		return -1;
+	int m = keyword(ps, &l->w[1], "isolation mode", modes);
+	if (m < 0)
+		return -1;
+	ps->p->isolation = m == 0 ? JR_ISO_NAMESPACES : JR_ISO_LANDLOCK;
+	set_scalar(ps, &ps->p->isolation_s, &l->w[0]);
+	return 0;
+}
+
 static const struct directive {
 	const char *name;
 	int (*fn)(struct parser *, struct line *);
@@ -1063,6 +1076,7 @@ static const struct directive {
 	{ "user", d_user, JR_CL_USER },		 { "hostname", d_hostname, JR_CL_HOSTNAME },
 	{ "caps", d_caps, JR_CL_CAPS },		 { "limit", d_limit, JR_CL_LIMIT },
 	{ "seccomp", d_seccomp, JR_CL_SECCOMP }, { "landlock", d_landlock, JR_CL_LANDLOCK },
+	{ "isolation", d_isolation, JR_CL_ISOLATION },
 };
 
 static int handle_line(struct parser *ps, struct line *l)

@@ -132,7 +132,7 @@ struct jr_sc_rule {
 enum jr_clause_type {
 	JR_CL_WORKSPACE, JR_CL_RO, JR_CL_RW, JR_CL_TMPFS, JR_CL_MASK, JR_CL_PROTECT, JR_CL_EXEC,
 	JR_CL_HOME, JR_CL_NET, JR_CL_ALLOW, JR_CL_ENV, JR_CL_USER, JR_CL_HOSTNAME, JR_CL_CAPS,
-	JR_CL_LIMIT, JR_CL_SECCOMP, JR_CL_LANDLOCK,
+	JR_CL_LIMIT, JR_CL_SECCOMP, JR_CL_LANDLOCK, JR_CL_ISOLATION,
 };
 
 struct jr_clause {
@@ -179,6 +179,9 @@ struct jr_policy {
 	struct jr_setting seccomp_default_s;
 	struct jr_sc_rule *rules;
 	size_t n_rules;
+
+	enum { JR_ISO_NAMESPACES, JR_ISO_LANDLOCK } isolation;
+	struct jr_setting isolation_s;
 
 	int landlock_abi; /* required ABI, 0 = none asked */
 	bool landlock_best_effort;

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "internal.h"
@@ -158,6 +159,26 @@ static int add_setid_guard(struct builder *b)
 	return add(b, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL);
 }
 
+/* Landlock-only isolation has no namespaces to hide the host's sockets
+ * and IPC, so the filter closes them: unix sockets by path (D-Bus,
+ * docker.sock, X11; socketpair still works), SysV IPC, and with net none
+ * every IP and packet socket. */
+static int add_landlock_only(struct builder *b, bool no_ip)
+{
+	const uint32_t eacces = SCMP_ACT_ERRNO(EACCES);
+	int families[4] = { AF_UNIX, AF_INET, AF_INET6, AF_PACKET };
+	for (int i = 0; i < (no_ip ? 4 : 1); i++) {
+		struct scmp_arg_cmp c = SCMP_A0_32(SCMP_CMP_EQ, (unsigned)families[i]);
+		if (add(b, eacces, "socket", 1, &c) < 0)
+			return -1;
+	}
+	static const char *const sysv[] = { "shmget", "shmat", "msgget", "semget" };
+	for (size_t i = 0; i < sizeof(sysv) / sizeof(sysv[0]); i++)
+		if (add(b, SCMP_ACT_ERRNO(EPERM), sysv[i], 0, NULL) < 0)
+			return -1;
+	return 0;
+}
+
 static enum scmp_compare to_cmp(int op)
 {
 	switch (op) {
@@ -206,12 +227,12 @@ static int add_policy_rule(struct builder *b, const struct jr_sc_rule *r)
 	return 0;
 }
 
-int jr_seccomp_build(const jr_policy_t *p, bool setid_guard, void **out, unsigned *n_rules,
+int jr_seccomp_build(const jr_policy_t *p, unsigned extras, void **out, unsigned *n_rules,
 		     jr_error_t **err)
 {
 	*out = NULL;
 	*n_rules = 0;
-	if (!p->n_rules && p->seccomp_default == JR_SC_ALLOW && !setid_guard)
+	if (!p->n_rules && p->seccomp_default == JR_SC_ALLOW && !extras)
 		return 0; /* nothing asked: no filter */
 	struct builder b = { .default_action = to_scmp(p->seccomp_default, p->seccomp_default_errno),
 			     .err = err };
@@ -232,7 +253,9 @@ int jr_seccomp_build(const jr_policy_t *p, bool setid_guard, void **out, unsigne
 		}
 	}
 	b.loc = NULL;
-	if (setid_guard && add_setid_guard(&b) < 0) {
+	if (((extras & JR_SC_EXTRA_SETID) && add_setid_guard(&b) < 0) ||
+	    ((extras & JR_SC_EXTRA_LANDLOCK_ONLY) &&
+	     add_landlock_only(&b, extras & JR_SC_EXTRA_NO_IP) < 0)) {
 		seccomp_release(b.ctx);
 		return -1;
 	}

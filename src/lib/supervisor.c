@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ struct supervisor {
 	bool mask_saved;
 	struct jr_pty_relay pty;
 	struct jr_placeholders placeholders;
+	char private_dir[4096]; /* Landlock-only isolation: home/ and tmp/ for the run */
 	unsigned pty_mask;
 	/* outcome */
 	bool init_exited;
@@ -129,13 +131,37 @@ __attribute__((noreturn)) static void start_init(struct supervisor *s, int child
 		.argv = argv,
 		.envp = s->plan->envp,
 		.ctl = child_ctl,
+		.private_dir = s->private_dir[0] ? s->private_dir : NULL,
 	};
 	jr_init_main(&ctx);
 }
 
+/* Landlock-only isolation has no tmpfs: a directory of the caller's,
+ * 0700, stands in for the home and /tmp, and is removed afterwards. */
+static int make_private_dir(struct supervisor *s, jr_error_t **err)
+{
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	const char *base = runtime && runtime[0] == '/' ? runtime : "/tmp";
+	snprintf(s->private_dir, sizeof(s->private_dir), "%s/jailrun-%u.XXXXXX", base,
+		 (unsigned)getuid());
+	if (!mkdtemp(s->private_dir)) {
+		int e = errno;
+		s->private_dir[0] = '\0';
+		return jr_fail(err, e, "making the private directory in %s", base);
+	}
+	char sub[4200];
+	snprintf(sub, sizeof(sub), "%s/home", s->private_dir);
+	if (mkdir(sub, 0700) < 0)
+		return jr_fail(err, errno, "mkdir %s", sub);
+	snprintf(sub, sizeof(sub), "%s/tmp", s->private_dir);
+	if (mkdir(sub, 0700) < 0)
+		return jr_fail(err, errno, "mkdir %s", sub);
+	return 0;
+}
+
 static int release_init(struct supervisor *s, unsigned pty, jr_error_t **err)
 {
-	if (jr_write_id_maps(s->init_pid, &s->ids, err) < 0)
+	if (!s->plan->landlock_only && jr_write_id_maps(s->init_pid, &s->ids, err) < 0)
 		return -1;
 	if (s->ids.caller_is_root) {
 		char path[64];
@@ -279,6 +305,8 @@ static void supervisor_cleanup(struct supervisor *s)
 	jr_pty_relay_stop(&s->pty);
 	jr_mount_sources_close(&s->sources);
 	jr_placeholders_remove(&s->placeholders);
+	if (s->private_dir[0])
+		jr_remove_tree(s->private_dir);
 	if (s->ctl >= 0)
 		close(s->ctl);
 	if (s->pidfd >= 0)
@@ -292,8 +320,12 @@ static void supervisor_cleanup(struct supervisor *s)
 
 static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err)
 {
-	if (jr_placeholders_create(s->plan, &s->placeholders, err) < 0)
+	if (s->plan->landlock_only) {
+		if (make_private_dir(s, err) < 0)
+			return -1;
+	} else if (jr_placeholders_create(s->plan, &s->placeholders, err) < 0) {
 		return -1;
+	}
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		return jr_fail(err, errno, "socketpair");
@@ -318,7 +350,7 @@ static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err
 		close(pair[1]);
 		return -1;
 	}
-	s->init_pid = jr_clone_jail(&s->pidfd, err);
+	s->init_pid = jr_clone_jail(!s->plan->landlock_only, &s->pidfd, err);
 	if (s->init_pid == 0)
 		start_init(s, pair[1], argv);
 	close(pair[1]);

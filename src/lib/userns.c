@@ -45,11 +45,12 @@ void jr_ids_for_plan(const struct jr_plan *plan, struct jr_ids *ids)
 	}
 }
 
-pid_t jr_clone_jail(int *pidfd, jr_error_t **err)
+pid_t jr_clone_jail(bool namespaces, int *pidfd, jr_error_t **err)
 {
+	const uint64_t ns = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+			    CLONE_NEWUTS | CLONE_NEWCGROUP;
 	struct clone_args args = {
-		.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
-			 CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
+		.flags = (namespaces ? ns : 0) | CLONE_PIDFD,
 		.pidfd = (uint64_t)(uintptr_t)pidfd,
 		.exit_signal = SIGCHLD,
 	};

@@ -1,0 +1,91 @@
+#!/bin/sh
+# --isolation landlock: no namespaces, Landlock and seccomp alone.  It is
+# for callers who cannot make user namespaces, so it runs as nobody; root
+# is refused.  What it cannot enforce it refuses unless best-effort.
+. "$JR_SRCDIR/tests/integration/lib.sh"
+
+
+jr_ll() {
+	jr --isolation landlock -D 'landlock best-effort' "$@"
+}
+
+case_refusals() {
+	jr --isolation landlock -- touch "$WS/ran"
+	check_rc 125 "shipped policies need namespaces for some clauses: refused without best-effort"
+	check "nothing ran" test ! -e "$WS/ran"
+	if [ "$JR_MODE" = root ]; then
+		check "naming the clause" contains "$ERR" "isolation landlock: not for root"
+	else
+		check "naming the clause" contains "$ERR" "is not enforced: isolation landlock"
+	fi
+}
+
+case_filesystem() {
+	[ "$JR_MODE" = root ] && return # root is refused: case_refusals checks that
+	echo host-only >"$JR_TOP/$JR_MODE/outside-file"
+	chmod 644 "$JR_TOP/$JR_MODE/outside-file"
+	jr_ll -- sh -c "cat '$JR_TOP/$JR_MODE/outside-file'; echo w > '$JR_TOP/$JR_MODE/written'; echo in > inside; cat /etc/hostname >/dev/null && echo etc-ok"
+	check "a host file outside the allowed trees is unreadable" lacks "$OUT" host-only
+	check "a write outside the workspace fails and leaves nothing" test ! -e "$JR_TOP/$JR_MODE/written"
+	check "the workspace is writable" test "$(cat "$WS/inside" 2>/dev/null)" = in
+	check "the system is readable" contains "$OUT" etc-ok
+	jr_ll -- sh -c 'echo t > "$TMPDIR/t" && echo "$TMPDIR"'
+	check "TMPDIR is a private directory of the run" test -n "$(cat "$OUT")"
+	check "removed afterwards" test ! -e "$(cat "$OUT")"
+}
+
+case_secrets() {
+	[ "$JR_MODE" = root ] && return # root is refused: case_refusals checks that
+	echo "tool config" >"$FIXHOME/.toolrc"
+	chown "$CASE_UID" "$FIXHOME/.toolrc"
+	JR_ENV="GITHUB_TOKEN=tok-ll"
+	jr_ll --policy default -- sh -c 'cat ~/.toolrc; cat ~/.ssh/id_rsa; env'
+	JR_ENV=
+	check "default.pol: the home is readable" contains "$OUT" "tool config"
+	check "but the masked key is not (Landlock grants the home entry by entry)" lacks "$OUT" jailrun-test-secret
+	check "secrets are scrubbed from the environment" lacks "$OUT" tok-ll
+	jr_ll --policy strict -- sh -c 'echo "$HOME"; cat '"$FIXHOME"'/.ssh/id_rsa'
+	check "strict.pol: the real home is out of reach" lacks "$OUT" jailrun-test-secret
+}
+
+case_network_and_sockets() {
+	[ "$JR_MODE" = root ] && return # root is refused: case_refusals checks that
+	sock=$JR_TOP/$JR_MODE/host.sock
+	python3 -c 'import socket, sys, time, os
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(1); time.sleep(6)' "$sock" &
+	srv=$!
+	sleep 0.3
+	jr_ll -- python3 -c 'import socket, sys
+for fam, addr in ((socket.AF_INET, ("127.0.0.1", 1)), (socket.AF_UNIX, sys.argv[1])):
+    try:
+        socket.socket(fam).connect(addr); print("reached", int(fam))
+    except OSError as e:
+        print("refused", int(fam), e.errno)' "$sock"
+	check "net none: no IP socket can be made" contains "$OUT" "refused 2 13"
+	check "a host unix socket is out of reach" contains "$OUT" "refused 1 13"
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+}
+
+case_processes() {
+	[ "$JR_MODE" = root ] && return # root is refused: case_refusals checks that
+	marker=5151$$$(date +%N | cut -c1-4)
+	jr_ll -- sh -c "setsid sleep $marker </dev/null >/dev/null 2>&1 & (sleep $marker.5 </dev/null >/dev/null 2>&1 &); exit 4"
+	check_rc 4 "the command's status comes back"
+	check "its daemons and double-forked children are killed" gone_within_5s "sleep $marker"
+	sleep 300.$$2 </dev/null >/dev/null 2>&1 &
+	host=$!
+	jr_ll -- sh -c "kill -0 $host && echo signalled"
+	check "a host process cannot be signalled (Landlock scope)" lacks "$OUT" signalled
+	kill "$host"
+}
+
+case_explain() {
+	[ "$JR_MODE" = root ] && return # root is refused: case_refusals checks that
+	jr --isolation landlock --explain
+	check "--explain says what this mode lacks" contains "$OUT" "Not in this mode: a pid namespace"
+	check "and marks what it cannot enforce" contains "$OUT" "NOT ENFORCED: isolation landlock"
+}
+
+run_cases case_refusals case_filesystem case_secrets case_network_and_sockets case_processes \
+	case_explain
