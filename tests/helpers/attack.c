@@ -106,6 +106,26 @@ static long handle(void)
 	return syscall(__NR_name_to_handle_at, AT_FDCWD, ".", &h.fh, &mount_id, 0);
 }
 
+static long open_handle(void)
+{
+	/* A made-up handle: the filter, or the missing CAP_DAC_READ_SEARCH,
+	 * must refuse before the handle is ever looked at. */
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[8];
+	} h = { .fh = { .handle_bytes = 8, .handle_type = 1 } };
+	return syscall(__NR_open_by_handle_at, AT_FDCWD, &h.fh, O_RDONLY);
+}
+
+static long trace_pid(void)
+{
+	const char *p = getenv("ATTACK_PID");
+	long r = ptrace(PTRACE_ATTACH, p ? atoi(p) : 1, 0, 0);
+	if (r == 0)
+		ptrace(PTRACE_DETACH, p ? atoi(p) : 1, 0, 0);
+	return r;
+}
+
 static long int80(void)
 {
 	/* getpid through the i386 entry point (20 is __NR_getpid there). */
@@ -130,7 +150,8 @@ static const struct {
 	{ "io_uring", io_uring },	{ "keyctl", keyring },	       { "bpf", bpf_map },
 	{ "perf_event_open", perf },	{ "ptrace", trace_child },     { "clone-newuser", clone_newuser },
 	{ "clone3", clone3_plain },	{ "name_to_handle_at", handle }, { "int80", int80 },
-	{ "personality", weaken_personality },
+	{ "personality", weaken_personality }, { "open_by_handle_at", open_handle },
+	{ "ptrace-pid", trace_pid },
 };
 
 int main(int argc, char **argv)

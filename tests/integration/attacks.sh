@@ -43,7 +43,10 @@ case_perf() { attack perf_event_open perf_event_open EPERM; }
 case_ptrace() { attack ptrace ptrace EPERM; }
 case_nested_userns_clone() { attack clone-newuser clone EPERM; }
 case_clone3_enosys() { attack clone3 clone3 ENOSYS; }
-case_handles() { attack name_to_handle_at name_to_handle_at EPERM; }
+case_handles() {
+	attack name_to_handle_at name_to_handle_at EPERM
+	attack open_by_handle_at open_by_handle_at EPERM "denied EPERM" # needs CAP_DAC_READ_SEARCH anyway
+}
 case_personality() { attack personality personality EPERM; }
 case_i386_abi() { attack int80 getpid killed; }
 
@@ -122,13 +125,20 @@ case_ordinary_work() {
 		printf "int main(void){return 0;}\n" > t.c && cc -o t t.c && ./t
 		printf "all:\n\t@echo made\n" > Makefile && make -s
 		python3 -c "import subprocess, socket, threading; print(\"py\")"
+		top -b -n1 >/dev/null
 		git add t.c && git -c user.name=t -c user.email=t@e commit -qm t
 		ps -e >/dev/null
 		echo x | cat | wc -c >/dev/null
 		python3 -c "import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(); c=socket.create_connection(s.getsockname()); print(\"loopback\")"
 		echo ordinary-ok'
-	check_rc 0 "cc, make, python3, git, ps, pipes and loopback sockets work under strict.pol"
+	check_rc 0 "cc, make, python3, git, ps, top, pipes and loopback sockets work under strict.pol"
 	check "to the end" contains "$OUT" ordinary-ok
+	if command -v node >/dev/null && command -v npm >/dev/null; then
+		jr --policy strict -- sh -c 'node -e "require(\"fs\").writeFileSync(\"n.txt\", \"node\"); require(\"child_process\").execSync(\"true\")" && npm --version >/dev/null && npm init -y >/dev/null && echo node-ok'
+		check "node and npm work under strict.pol" contains "$OUT" node-ok
+	else
+		skip "node and npm work under strict.pol" "node/npm not installed"
+	fi
 }
 
 run_cases case_io_uring case_keyring case_bpf case_perf case_ptrace case_nested_userns_clone \

@@ -77,7 +77,17 @@ case_processes() {
 	host=$!
 	jr_ll -- sh -c "kill -0 $host && echo signalled"
 	check "a host process cannot be signalled (Landlock scope)" lacks "$OUT" signalled
-	kill "$host"
+	cp "$JR_ATTACK" "$WS/attack"
+	chown "$CASE_UID" "$WS/attack"
+	as_user sleep 300.$$3 </dev/null >/dev/null 2>&1 &
+	same_uid=$!
+	JR_ENV="ATTACK_PID=$same_uid"
+	jr_ll --policy permissive -- ./attack ptrace-pid
+	JR_ENV=
+	check "a host process of the same user cannot be traced (Landlock)" test "$(cat "$OUT")" = "denied EPERM"
+	kill "$host" "$same_uid"
+	jr_ll -D 'exec /usr' -- "$WS/attack" io_uring
+	check_rc 126 "exec narrowing holds without namespaces too"
 }
 
 case_explain() {
