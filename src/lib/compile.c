@@ -159,7 +159,7 @@ static int resolve_workspace(struct compiler *c)
 	if (p->workspace) {
 		int r = jr_expand_path(&c->x, p->workspace, loc, &expanded, c->err);
 		if (r == 1)
-			return jr_fail_at(c->err, loc, "workspace: ${%s} is not set", c->x.unset_name);
+			return jr_fail_at(c->err, loc, "workspace: ${%s} is unset or empty", c->x.unset_name);
 		if (r < 0)
 			return -1;
 		asked = expanded;
@@ -228,11 +228,15 @@ static int effective_fs(struct compiler *c, struct fs_item **out, size_t *n_out)
 	for (size_t i = 0; i < p->n_fs; i++) {
 		const struct jr_fs_entry *e = &p->fs[i];
 		char *path = NULL;
-		int r = jr_expand_path(&c->x, e->path, &e->loc, &path, c->err);
-		if (r == 1 && (e->optional || e->remove))
+		jr_error_t *why = NULL;
+		/* PATH? is skipped when it does not come out as a path: a
+		 * variable unset, empty, or not absolute (SSH_AUTH_SOCK=). */
+		int r = jr_expand_path(&c->x, e->path, &e->loc, &path, (e->optional || e->remove) ? &why : c->err);
+		jr_error_free(why);
+		if (r != 0 && (e->optional || e->remove))
 			continue;
 		if (r == 1)
-			r = jr_fail_at(c->err, &e->loc, "'%s': ${%s} is not set (write PATH? to skip it then)",
+			r = jr_fail_at(c->err, &e->loc, "'%s': ${%s} is unset or empty (write PATH? to skip it then)",
 				       e->path, c->x.unset_name);
 		if (r < 0)
 			goto fail;
@@ -351,12 +355,9 @@ static int add_tmpfs_entry(struct compiler *c, const struct fs_item *it)
 {
 	const struct jr_fs_entry *e = it->e;
 	_cleanup_free_ char *target = NULL;
-	if (jr_path_canonical_missing_ok(it->path, &target, c->err) < 0) {
-		jr_error_t *inner = *c->err;
-		*c->err = NULL;
-		jr_fail_at(c->err, &e->loc, "tmpfs %s", inner->message);
-		if (*c->err)
-			(*c->err)->errnum = inner->errnum;
+	jr_error_t *inner = NULL;
+	if (jr_path_canonical_missing_ok(it->path, &target, &inner) < 0) {
+		jr_fail_at_errno(c->err, &e->loc, inner ? inner->errnum : EINVAL, "tmpfs %s", it->path);
 		jr_error_free(inner);
 		return -1;
 	}
@@ -445,16 +446,41 @@ static int pin_ancestors(struct compiler *c, const struct jr_mount *tree, const 
  * tmpfs, so it cannot be created either -- but only when its parent
  * exists: making parents would turn a workspace without .git into one
  * with a broken .git, and `git init` would fail. */
+/* The deepest existing ancestor of path that is not a directory (a file
+ * where a directory was expected), or NULL. */
+static char *file_in_the_way(const char *path)
+{
+	char *prefix = strdup(path);
+	for (char *slash = prefix ? strchr(prefix + 1, '/') : NULL; slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		struct stat st;
+		if (stat(prefix, &st) == 0 && !S_ISDIR(st.st_mode))
+			return prefix;
+		*slash = '/';
+	}
+	free(prefix);
+	return NULL;
+}
+
 static int add_protect_entry(struct compiler *c, const struct fs_item *it)
 {
 	_cleanup_free_ char *real = NULL;
 	bool exists = (real = realpath(it->path, NULL)) != NULL;
-	if (!exists && jr_path_canonical_missing_ok(it->path, &real, c->err) < 0) {
-		jr_error_t *inner = *c->err;
-		*c->err = NULL;
-		jr_fail_at(c->err, &it->e->loc, "protect %s", inner->message);
-		jr_error_free(inner);
-		return -1;
+	if (!exists) {
+		/* .git/hooks where .git is a file (a worktree or submodule: a
+		 * "gitdir:" pointer): the pointer itself is what a command could
+		 * turn against the host, so it is what gets protected. */
+		_cleanup_free_ char *file = file_in_the_way(it->path);
+		if (file) {
+			struct fs_item whole = { it->e, file };
+			return add_protect_entry(c, &whole);
+		}
+		jr_error_t *inner = NULL;
+		if (jr_path_canonical_missing_ok(it->path, &real, &inner) < 0) {
+			jr_fail_at(c->err, &it->e->loc, "protect %s", inner ? inner->message : it->path);
+			jr_error_free(inner);
+			return -1;
+		}
 	}
 	const struct jr_mount *cov = covering(c->plan, real);
 	if (!cov || cov->kind != JR_MOUNT_BIND || cov->readonly)

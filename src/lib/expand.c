@@ -66,9 +66,14 @@ int jr_expand_path(struct jr_expand *x, const char *in, const struct jr_loc *loc
 		if (dollar[1] == '{') {
 			end = strchr(dollar, '}');
 			size_t n = (size_t)(end - dollar - 2);
+			if (n >= sizeof(name)) {
+				r = jr_fail_at(err, loc, "'%s': variable name longer than %zu bytes", in,
+					       sizeof(name) - 1);
+				goto out;
+			}
 			snprintf(name, sizeof(name), "%.*s", (int)n, dollar + 2);
 			value = jr_env_get(x->envp, name);
-			if (!value) {
+			if (!value || !*value) {
 				r = 1; /* unset: the caller decides (optional entry, or error) */
 				snprintf(x->unset_name, sizeof(x->unset_name), "%s", name);
 				goto out;

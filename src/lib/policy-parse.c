@@ -30,6 +30,7 @@
 #define MAX_WORDS 256
 #define MAX_FILE_BYTES (1u << 20)
 #define MAX_INCLUDE_DEPTH 16
+#define MAX_POLICY_FILES 256
 
 struct word {
 	char *text;
@@ -147,6 +148,34 @@ static int push_word(struct parser *ps, struct line *l, const char *buf, size_t 
 	return 0;
 }
 
+/* Where the directive's text ends: at a '#' that starts a word outside
+ * quotes (a comment), else at the end of the line. */
+static size_t content_end(const char *s, size_t len)
+{
+	bool quoted = false;
+	for (size_t i = 0; i < len; i++) {
+		if (quoted) {
+			if (s[i] == '\\' && i + 1 < len)
+				i++;
+			else if (s[i] == '"')
+				quoted = false;
+		} else if (s[i] == '"') {
+			quoted = true;
+		} else if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) {
+			return i;
+		}
+	}
+	return len;
+}
+
+/* The line's length without trailing blanks. */
+static size_t len_trimmed(const char *s, size_t len)
+{
+	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	return len;
+}
+
 /* Adds the words of one physical line to l; *continues when it ends in a
  * '\' (an odd run of them, so "\\\\" at the end is a literal one). */
 static int lex_line(struct parser *ps, const char *s, size_t len, unsigned lineno, struct line *l,
@@ -155,13 +184,13 @@ static int lex_line(struct parser *ps, const char *s, size_t len, unsigned linen
 	char buf[4096];
 	size_t i = 0;
 	*continues = false;
-	size_t end = len;
+	size_t end = content_end(s, len);
 	while (end > 0 && (s[end - 1] == ' ' || s[end - 1] == '\t'))
 		end--;
 	size_t run = 0;
 	while (run < end && s[end - 1 - run] == '\\')
 		run++;
-	if (run % 2 == 1 && !memchr(s, '#', end - 1)) {
+	if (run % 2 == 1 && end == len_trimmed(s, len)) {
 		*continues = true;
 		len = end - 1;
 	}
@@ -190,7 +219,7 @@ static int lex_line(struct parser *ps, const char *s, size_t len, unsigned linen
 			for (i++; i < len && s[i] != '"'; i++) {
 				if (s[i] == '\\' && i + 1 < len && (s[i + 1] == '"' || s[i + 1] == '\\'))
 					i++;
-				if ((unsigned char)s[i] < 0x20 && s[i] != '\t') {
+				if (((unsigned char)s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f) {
 					struct word w = { NULL, lineno, (unsigned)i + 1 };
 					return fail_word(ps, &w, "control character in quoted text");
 				}
@@ -355,14 +384,21 @@ static int locate(const char *name, const char *dir, char **out, jr_error_t **er
 
 static int read_file(const char *path, char **text, size_t *len, jr_error_t **err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
+	/* Look before opening for reading: opening a FIFO would block and
+	 * opening a device can have effects of its own. */
+	_cleanup_close_ int handle = open(path, O_PATH | O_CLOEXEC);
+	if (handle < 0)
 		return jr_fail(err, errno, "policy %s", path);
 	struct stat st;
-	if (fstat(fd, &st) < 0)
+	if (fstat(handle, &st) < 0)
 		return jr_fail(err, errno, "policy %s", path);
 	if (!S_ISREG(st.st_mode))
 		return jr_fail(err, 0, "policy %s: not a regular file", path);
+	char via[64];
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", handle);
+	_cleanup_close_ int fd = open(via, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return jr_fail(err, errno, "policy %s", path);
 	if (st.st_size > MAX_FILE_BYTES)
 		return jr_fail(err, EFBIG, "policy %s (more than %u bytes)", path, MAX_FILE_BYTES);
 	char *buf = malloc((size_t)st.st_size + 1);
@@ -415,13 +451,24 @@ static int parse_file(struct parser *ps, const char *path, const char *included_
 		return fail_word(ps, at, "include %s: includes nested deeper than %d", path,
 				 MAX_INCLUDE_DEPTH);
 
+	/* Includes may repeat a file (a diamond), but not without bound:
+	 * ten includes of ten includes of ... is exponential. */
+	if (ps->p->n_sources >= MAX_POLICY_FILES)
+		return fail_word(ps, at, "include %s: more than %d policy files read in all", path,
+				 MAX_POLICY_FILES);
 	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ char *dir = dir_of(path);
 	size_t len = 0;
 	if (!dir)
 		return jr_fail_oom(ps->err);
-	if (read_file(path, &text, &len, ps->err) < 0)
+	jr_error_t *why = NULL;
+	if (read_file(path, &text, &len, at ? &why : ps->err) < 0) {
+		if (why) {
+			fail_word(ps, at, "include: %s", why->message);
+			jr_error_free(why);
+		}
 		return -1;
+	}
 	struct jr_source *src = jr_policy_add_source(ps->p, path, included_from, ps->err);
 	if (!src)
 		return -1;
@@ -515,10 +562,11 @@ static int d_include(struct parser *ps, struct line *l)
 	if (need_args(ps, l, 1, 1, "include FILE") < 0)
 		return -1;
 	_cleanup_free_ char *path = NULL;
-	if (locate(l->w[1].text, ps->dir, &path, ps->err) < 0) {
-		jr_error_t *inner = *ps->err;
-		*ps->err = NULL;
-		fail_word(ps, &l->w[1], "%s", inner->message);
+	jr_error_t *inner = NULL;
+	if (!*l->w[1].text)
+		return fail_word(ps, &l->w[1], "include: empty file name");
+	if (locate(l->w[1].text, ps->dir, &path, &inner) < 0) {
+		fail_word(ps, &l->w[1], "%s", inner ? inner->message : "include failed");
 		jr_error_free(inner);
 		return -1;
 	}
@@ -866,6 +914,8 @@ static int sc_value(struct parser *ps, const struct word *w, uint64_t *out)
 		return jr_fail_oom(ps->err);
 	*out = 0;
 	char *save = NULL;
+	if (!copy[0] || copy[0] == '|' || copy[strlen(copy) - 1] == '|' || strstr(copy, "||"))
+		return fail_word(ps, w, "bad value '%s' (numbers or constants joined by |)", w->text);
 	for (char *part = strtok_r(copy, "|", &save); part; part = strtok_r(NULL, "|", &save)) {
 		uint64_t v;
 		char *end;

@@ -97,6 +97,20 @@ case_protected_git_hooks() {
 	check "the commit is there" test "$(as_user git -C "$WS" log --oneline | wc -l)" -eq 1
 }
 
+case_git_worktree() {
+	# In a worktree or submodule .git is a file pointing at the git dir;
+	# rewritten, it would point git at hooks of the jail's choosing.
+	echo "gitdir: /nonexistent/worktree" >"$WS/.git"
+	chown "$CASE_UID" "$WS/.git"
+	jr -- sh -c 'echo "gitdir: /tmp/evil" > .git'
+	check "a workspace whose .git is a file works with the shipped policies" sh -c "grep -q 'Read-only file system' '$ERR'"
+	check "and its gitdir pointer cannot be rewritten" test "$(cat "$WS/.git")" = "gitdir: /nonexistent/worktree"
+	JR_ENV="SSH_AUTH_SOCK="
+	jr -- true
+	JR_ENV=
+	check_rc 0 "an empty SSH_AUTH_SOCK does not break the shipped policies"
+}
+
 case_protect_survives_renames() {
 	as_user git -C "$WS" init -q
 	jr -- sh -c 'mv .git .git-old; mkdir -p .git/hooks && echo "#!/bin/sh" > .git/hooks/pre-commit'
@@ -185,5 +199,5 @@ case_policy_search() {
 
 run_cases case_env_scrubbed case_key_unreadable_every_policy case_default_home_readonly \
 	case_permissive_home_writable case_mask_option case_mask_through_symlink \
-	case_protected_git_hooks case_protect_survives_renames case_mask_layers \
+	case_protected_git_hooks case_git_worktree case_protect_survives_renames case_mask_layers \
 	case_protected_missing_paths case_policy_errors case_lint_and_explain case_policy_search

@@ -9,7 +9,7 @@
  * whole: "<command line>:LINE:COL: message" for jr_policy_add_line,
  * "FILE:LINE:COL: message (included from ...)" for files.
  *
- * Tests named known_bug_* check the correct behaviour of something that
+ * Tests named regression_* check the correct behaviour of something that
  * is wrong in src/ at the time of writing (each is described where it is
  * defined).  While the bug is there such a test prints "# known bug: ..."
  * and passes, so that `make check` stays green (cmocka 1.1's skip() prints
@@ -2210,7 +2210,7 @@ static void compile_with_null_err(struct fx *f)
  * to be NULL (jr_fail ignores a NULL err): policy-parse.c:519 (d_include,
  * a missing include), compile.c:355 (add_tmpfs_entry) and compile.c:453
  * (add_protect_entry, a path beneath a regular file). */
-static void known_bug_null_err(void **state)
+static void regression_null_err(void **state)
 {
 	struct fx *f = *state;
 	KNOWN_BUG(in_child(include_with_null_err, f, 10),
@@ -2224,7 +2224,7 @@ static void known_bug_null_err(void **state)
  * .git is a regular file, so canonicalising .git/hooks fails with ENOTDIR
  * and every shipped policy refuses to compile: `jailrun -- true` exits 125
  * there. */
-static void known_bug_protect_beneath_a_file(void **state)
+static void regression_protect_beneath_a_file(void **state)
 {
 	struct fx *f = *state;
 	compile_tree(f);
@@ -2251,7 +2251,7 @@ static void load_fifo(struct fx *f)
 /* policy-parse.c:358 (read_file): the file is opened before it is known
  * to be a regular file, so a FIFO blocks for ever (and a device is opened,
  * with whatever side effect that has) before "not a regular file". */
-static void known_bug_fifo_include_blocks(void **state)
+static void regression_fifo_include_blocks(void **state)
 {
 	struct fx *f = *state;
 	assert_int_equal(mkfifo(P(f, "fifo.pol"), 0600), 0);
@@ -2263,7 +2263,7 @@ static void known_bug_fifo_include_blocks(void **state)
  * included file that is a directory, or over 1 MiB, or cannot be opened
  * fails with jr_fail, without the FILE:LINE:COL of the include line that
  * every other include error carries. */
-static void known_bug_include_errors_without_location(void **state)
+static void regression_include_errors_without_location(void **state)
 {
 	struct fx *f = *state;
 	make_dir(f, "dir.pol");
@@ -2292,7 +2292,7 @@ static void known_bug_include_errors_without_location(void **state)
  * when there is no '#' anywhere before it, so a '#' inside a word or in
  * quotes (not a comment) breaks the continuation and the '\' becomes a
  * word of its own. */
-static void known_bug_hash_in_word_breaks_continuation(void **state)
+static void regression_hash_in_word_breaks_continuation(void **state)
 {
 	struct fx *f = *state;
 	write_file(f, "hash.pol", "ro /a#b \\\n   /c\nenv set \"PS1=# \" \\\n  A=1\n");
@@ -2303,7 +2303,7 @@ static void known_bug_hash_in_word_breaks_continuation(void **state)
 
 /* policy-parse.c:869 (sc_value): a value of only '|' has no part and is
  * accepted as 0. */
-static void known_bug_seccomp_empty_value(void **state)
+static void regression_seccomp_empty_value(void **state)
 {
 	struct fx *f = *state;
 	int r = jr_policy_add_line(f->p, "seccomp deny ioctl if arg1 == |", &f->err);
@@ -2312,7 +2312,7 @@ static void known_bug_seccomp_empty_value(void **state)
 
 /* policy-parse.c:177 vs 193: DEL (0x7f) is refused outside quotes but
  * passes inside them. */
-static void known_bug_del_in_quotes(void **state)
+static void regression_del_in_quotes(void **state)
 {
 	struct fx *f = *state;
 	int r = jr_policy_add_line(f->p, "env set \"A=a\x7f\"", &f->err);
@@ -2321,7 +2321,7 @@ static void known_bug_del_in_quotes(void **state)
 
 /* expand.c:69: ${NAME} is copied into a 128-byte buffer, so a longer
  * name silently expands the variable named by its first 127 bytes. */
-static void known_bug_long_variable_name_truncated(void **state)
+static void regression_long_variable_name_truncated(void **state)
 {
 	struct fx *f = *state;
 	compile_tree(f);
@@ -2343,7 +2343,7 @@ static void known_bug_long_variable_name_truncated(void **state)
 /* expand.c:98 with secrets.pol:10 (`mask ${SSH_AUTH_SOCK}?`): an empty
  * SSH_AUTH_SOCK is set, so '?' does not skip it, and "" is no absolute
  * path: every shipped policy fails to compile for such a caller. */
-static void known_bug_empty_ssh_auth_sock(void **state)
+static void regression_empty_ssh_auth_sock(void **state)
 {
 	struct fx *f = *state;
 	compile_tree(f);
@@ -2435,15 +2435,15 @@ int main(void)
 		T(test_env_names_and_globs),
 		T(test_edit_distance),
 		/* known bugs: SKIP while present */
-		T(known_bug_null_err),
-		T(known_bug_protect_beneath_a_file),
-		T(known_bug_fifo_include_blocks),
-		T(known_bug_include_errors_without_location),
-		T(known_bug_hash_in_word_breaks_continuation),
-		T(known_bug_seccomp_empty_value),
-		T(known_bug_del_in_quotes),
-		T(known_bug_long_variable_name_truncated),
-		T(known_bug_empty_ssh_auth_sock),
+		T(regression_null_err),
+		T(regression_protect_beneath_a_file),
+		T(regression_fifo_include_blocks),
+		T(regression_include_errors_without_location),
+		T(regression_hash_in_word_breaks_continuation),
+		T(regression_seccomp_empty_value),
+		T(regression_del_in_quotes),
+		T(regression_long_variable_name_truncated),
+		T(regression_empty_ssh_auth_sock),
 	};
 #undef T
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
