@@ -921,7 +921,11 @@ static int sc_value(struct parser *ps, const struct word *w, uint64_t *out)
 		char *end;
 		errno = 0;
 		if (isdigit((unsigned char)part[0])) {
-			v = strtoull(part, &end, 0);
+			/* Decimal, or hex with 0x: a leading 0 is not octal here. */
+			bool hex = part[0] == '0' && (part[1] == 'x' || part[1] == 'X');
+			v = strtoull(hex ? part + 2 : part, &end, hex ? 16 : 10);
+			if (hex && !part[2])
+				return fail_word(ps, w, "bad number '%s'", part);
 			if (errno || *end)
 				return fail_word(ps, w, "bad number '%s'", part);
 		} else if (!jr_constant_lookup(part, &v)) {
