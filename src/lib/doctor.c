@@ -19,17 +19,6 @@
 
 #include "internal.h"
 
-static void say(jr_line_fn fn, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(jr_line_fn fn, void *ud, const char *fmt, ...)
-{
-	char line[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fn(ud, line);
-}
-
 static int read_int(const char *path, long *out)
 {
 	FILE *f = fopen(path, "re");
@@ -74,21 +63,21 @@ static bool check_userns(jr_line_fn fn, void *ud)
 {
 	int e = try_namespaces();
 	if (e == 0) {
-		say(fn, ud, "user namespaces      ok: user, mount, pid, net, ipc, uts and cgroup namespaces can be created");
+		jr_emitf(fn, ud, "user namespaces      ok: user, mount, pid, net, ipc, uts and cgroup namespaces can be created");
 		return true;
 	}
-	say(fn, ud, "user namespaces      FAILED: unshare: %s", strerror(e));
+	jr_emitf(fn, ud, "user namespaces      FAILED: unshare: %s", strerror(e));
 	long v;
 	if (read_int("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v == 1)
-		say(fn, ud, "  why: AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+).  Fix: install the profile shipped in contrib/apparmor/jailrun: sudo cp contrib/apparmor/jailrun /etc/apparmor.d/ && sudo apparmor_parser -r /etc/apparmor.d/jailrun");
+		jr_emitf(fn, ud, "  why: AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+).  Fix: install the profile shipped in contrib/apparmor/jailrun: sudo cp contrib/apparmor/jailrun /etc/apparmor.d/ && sudo apparmor_parser -r /etc/apparmor.d/jailrun");
 	else if (read_int("/proc/sys/kernel/unprivileged_userns_clone", &v) == 0 && v == 0)
-		say(fn, ud, "  why: kernel.unprivileged_userns_clone=0.  Fix: sudo sysctl -w kernel.unprivileged_userns_clone=1 (and persist it in /etc/sysctl.d/)");
+		jr_emitf(fn, ud, "  why: kernel.unprivileged_userns_clone=0.  Fix: sudo sysctl -w kernel.unprivileged_userns_clone=1 (and persist it in /etc/sysctl.d/)");
 	else if (read_int("/proc/sys/user/max_user_namespaces", &v) == 0 && v == 0)
-		say(fn, ud, "  why: user.max_user_namespaces=0.  Fix: sudo sysctl -w user.max_user_namespaces=15000");
+		jr_emitf(fn, ud, "  why: user.max_user_namespaces=0.  Fix: sudo sysctl -w user.max_user_namespaces=15000");
 	else if (in_container())
-		say(fn, ud, "  why: this looks like a container whose runtime forbids nested namespaces.  Fix: run the container with a seccomp profile allowing unshare and clone with namespace flags (or use jailrun --isolation landlock, which needs none)");
+		jr_emitf(fn, ud, "  why: this looks like a container whose runtime forbids nested namespaces.  Fix: run the container with a seccomp profile allowing unshare and clone with namespace flags (or use jailrun --isolation landlock, which needs none)");
 	else
-		say(fn, ud, "  why: unknown (a seccomp filter or LSM of the caller?); jailrun --isolation landlock needs none");
+		jr_emitf(fn, ud, "  why: unknown (a seccomp filter or LSM of the caller?); jailrun --isolation landlock needs none");
 	return false;
 }
 
@@ -96,7 +85,7 @@ static bool check_landlock(jr_line_fn fn, void *ud)
 {
 	int abi = jr_landlock_abi();
 	if (!abi) {
-		say(fn, ud, "Landlock             not available: the mounts alone confine the jail.  Fix: a kernel >= 5.13 with CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= boot list");
+		jr_emitf(fn, ud, "Landlock             not available: the mounts alone confine the jail.  Fix: a kernel >= 5.13 with CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= boot list");
 		return false;
 	}
 	static const char *const features[] = {
@@ -105,18 +94,18 @@ static bool check_landlock(jr_line_fn fn, void *ud)
 	char list[256] = "";
 	for (int i = 1; i <= abi && i < 8; i++)
 		strcat(strcat(list, i > 1 ? " " : ""), features[i]);
-	say(fn, ud, "Landlock             ok: ABI %d (%s)", abi, list);
+	jr_emitf(fn, ud, "Landlock             ok: ABI %d (%s)", abi, list);
 	return true;
 }
 
 static bool check_seccomp(jr_line_fn fn, void *ud)
 {
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 && errno == EINVAL) {
-		say(fn, ud, "seccomp              FAILED: the kernel has no seccomp (CONFIG_SECCOMP_FILTER)");
+		jr_emitf(fn, ud, "seccomp              FAILED: the kernel has no seccomp (CONFIG_SECCOMP_FILTER)");
 		return false;
 	}
 	const struct scmp_version *v = seccomp_version();
-	say(fn, ud, "seccomp              ok: filter mode, libseccomp %u.%u.%u, API level %u", v->major,
+	jr_emitf(fn, ud, "seccomp              ok: filter mode, libseccomp %u.%u.%u, API level %u", v->major,
 	    v->minor, v->micro, seccomp_api_get());
 	return true;
 }
@@ -126,7 +115,7 @@ static void check_cgroups(jr_line_fn fn, void *ud)
 	struct stat st;
 	bool v2 = stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0;
 	bool hybrid = !v2 && stat("/sys/fs/cgroup/unified", &st) == 0;
-	say(fn, ud, "cgroups              %s: resource limits are not enforced by this version yet",
+	jr_emitf(fn, ud, "cgroups              %s: resource limits are not enforced by this version yet",
 	    v2 ? "v2 (unified)" : hybrid ? "v1 with a v2 hierarchy (hybrid)" : "v1");
 }
 
@@ -135,17 +124,17 @@ static void check_pasta(jr_line_fn fn, void *ud)
 	const char *dirs[] = { "/usr/bin/pasta", "/usr/local/bin/pasta", "/bin/pasta", NULL };
 	for (const char **d = dirs; *d; d++)
 		if (access(*d, X_OK) == 0) {
-			say(fn, ud, "pasta                found at %s (net pasta is not implemented by this version yet)", *d);
+			jr_emitf(fn, ud, "pasta                found at %s (net pasta is not implemented by this version yet)", *d);
 			return;
 		}
-	say(fn, ud, "pasta                not installed (for net pasta, later: apt-get install passt)");
+	jr_emitf(fn, ud, "pasta                not installed (for net pasta, later: apt-get install passt)");
 }
 
 int jr_doctor(jr_line_fn fn, void *ud)
 {
 	struct utsname u;
 	if (uname(&u) == 0)
-		say(fn, ud, "jailrun %s on %s %s %s, running as uid %u", jr_version(), u.sysname, u.release,
+		jr_emitf(fn, ud, "jailrun %s on %s %s %s, running as uid %u", jr_version(), u.sysname, u.release,
 		    u.machine, (unsigned)getuid());
 	bool ns = check_userns(fn, ud);
 	check_landlock(fn, ud);
@@ -153,9 +142,9 @@ int jr_doctor(jr_line_fn fn, void *ud)
 	check_cgroups(fn, ud);
 	check_pasta(fn, ud);
 	if (ns && sc) {
-		say(fn, ud, "verdict              the full jail works here");
+		jr_emitf(fn, ud, "verdict              the full jail works here");
 		return 0;
 	}
-	say(fn, ud, "verdict              the full jail does NOT work here; see the fixes above");
+	jr_emitf(fn, ud, "verdict              the full jail does NOT work here; see the fixes above");
 	return 1;
 }

@@ -273,8 +273,7 @@ int jr_plan_check_enforced(const jr_plan_t *plan, jr_error_t **err)
 	return 0;
 }
 
-static void emit(jr_line_fn fn, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void emit(jr_line_fn fn, void *ud, const char *fmt, ...)
+void jr_emitf(jr_line_fn fn, void *ud, const char *fmt, ...)
 {
 	char line[8192];
 	va_list ap;
@@ -288,27 +287,27 @@ static void describe_mount(const struct jr_mount *m, jr_line_fn fn, void *ud)
 {
 	switch (m->kind) {
 	case JR_MOUNT_BIND:
-		emit(fn, ud, "  %s <- %s (%s bind, nosuid, nodev%s) [%s]", m->target, m->source,
+		jr_emitf(fn, ud, "  %s <- %s (%s bind, nosuid, nodev%s) [%s]", m->target, m->source,
 		     m->readonly ? "ro" : "rw",
 		     m->callers && getuid() == 0 ? ", idmapped to the caller" : "", m->origin);
 		break;
 	case JR_MOUNT_TMPFS:
-		emit(fn, ud, "  %s (tmpfs%s, mode %04o%s) [%s]", m->target,
+		jr_emitf(fn, ud, "  %s (tmpfs%s, mode %04o%s) [%s]", m->target,
 		     m->readonly ? ", empty, read-only" : "", (unsigned)m->mode,
 		     m->placeholder ? ", on a placeholder directory made for the run" : "", m->origin);
 		break;
 	case JR_MOUNT_EMPTY_FILE:
-		emit(fn, ud, "  %s (empty read-only file) [%s]", m->target, m->origin);
+		jr_emitf(fn, ud, "  %s (empty read-only file) [%s]", m->target, m->origin);
 		break;
 	case JR_MOUNT_PROC:
-		emit(fn, ud, "  %s (proc of the jail's pid namespace; sys, sysrq-trigger, irq, bus, fs read-only; kcore, keys, kallsyms, timer_list and 5 more hidden)",
+		jr_emitf(fn, ud, "  %s (proc of the jail's pid namespace; sys, sysrq-trigger, irq, bus, fs read-only; kcore, keys, kallsyms, timer_list and 5 more hidden)",
 		     m->target);
 		break;
 	case JR_MOUNT_DEV:
-		emit(fn, ud, "  %s (tmpfs: null zero full random urandom tty, own devpts, shm)", m->target);
+		jr_emitf(fn, ud, "  %s (tmpfs: null zero full random urandom tty, own devpts, shm)", m->target);
 		break;
 	case JR_MOUNT_SYMLINK:
-		emit(fn, ud, "  %s -> %s (symlink)", m->target, m->source);
+		jr_emitf(fn, ud, "  %s -> %s (symlink)", m->target, m->source);
 		break;
 	}
 }
@@ -322,26 +321,26 @@ static void describe_env(const jr_plan_t *plan, jr_line_fn fn, void *ud)
 		if (strlen(names) + len + 2 < sizeof(names))
 			strncat(strncat(names, " ", 2), *e, len);
 	}
-	emit(fn, ud, "environment: %zu variables passed:%s", n, names);
+	jr_emitf(fn, ud, "environment: %zu variables passed:%s", n, names);
 	names[0] = '\0';
 	n = 0;
 	for (char **s = plan->scrubbed; s && *s; s++, n++)
 		if (strlen(names) + strlen(*s) + 2 < sizeof(names))
 			strcat(strcat(names, " "), *s);
-	emit(fn, ud, "environment: %zu scrubbed:%s", n, n ? names : " (none)");
+	jr_emitf(fn, ud, "environment: %zu scrubbed:%s", n, n ? names : " (none)");
 }
 
 static void describe_landlock(const jr_plan_t *plan, jr_line_fn fn, void *ud)
 {
 	const struct jr_landlock_plan *ll = &plan->landlock;
 	if (plan->landlock_only)
-		emit(fn, ud, "isolation landlock: no namespaces.  Not in this mode: a pid namespace (the command sees the host's processes; Landlock keeps it from tracing them%s), a mount namespace (the mounts listed below are not made: Landlock grants the same trees on the host, a private directory stands in for the home and /tmp), the host's SysV IPC and unix sockets (seccomp refuses them), and if jailrun itself is killed with SIGKILL, processes the command started may outlive it",
+		jr_emitf(fn, ud, "isolation landlock: no namespaces.  Not in this mode: a pid namespace (the command sees the host's processes; Landlock keeps it from tracing them%s), a mount namespace (the mounts listed below are not made: Landlock grants the same trees on the host, a private directory stands in for the home and /tmp), the host's SysV IPC and unix sockets (seccomp refuses them), and if jailrun itself is killed with SIGKILL, processes the command started may outlive it",
 		     ll->scoped ? " and from signalling them" : "");
 	if (!ll->enabled) {
-		emit(fn, ud, "built in: Landlock is not available on this kernel; the mounts alone decide what the jail can touch");
+		jr_emitf(fn, ud, "built in: Landlock is not available on this kernel; the mounts alone decide what the jail can touch");
 		return;
 	}
-	emit(fn, ud,
+	jr_emitf(fn, ud,
 	     "built in: Landlock ABI %d ruleset, %zu path rules (read-only trees read and execute, writable trees every right%s%s)%s%s",
 	     ll->abi, ll->n_rules, ll->abi >= 3 ? " incl. truncate" : "",
 	     ll->abi >= 5 ? ", ioctl on devices only in /dev and writable trees" : "",
@@ -352,18 +351,18 @@ static void describe_landlock(const jr_plan_t *plan, jr_line_fn fn, void *ud)
 
 void jr_plan_describe(const jr_plan_t *plan, jr_line_fn fn, void *ud)
 {
-	emit(fn, ud, "policy %s", plan->policy_name ? plan->policy_name : "(none)");
-	emit(fn, ud, "workspace %s, hostname %s", plan->workspace, plan->hostname);
-	emit(fn, ud, "clauses (%zu):", plan->n_clauses);
+	jr_emitf(fn, ud, "policy %s", plan->policy_name ? plan->policy_name : "(none)");
+	jr_emitf(fn, ud, "workspace %s, hostname %s", plan->workspace, plan->hostname);
+	jr_emitf(fn, ud, "clauses (%zu):", plan->n_clauses);
 	for (size_t i = 0; i < plan->n_clauses; i++) {
 		const struct jr_plan_clause *c = &plan->clauses[i];
-		emit(fn, ud, "  %s: %s", c->where, c->text);
-		emit(fn, ud, "      %s%s", c->enforced ? "-> " : "NOT ENFORCED: ", c->mechanism);
+		jr_emitf(fn, ud, "  %s: %s", c->where, c->text);
+		jr_emitf(fn, ud, "      %s%s", c->enforced ? "-> " : "NOT ENFORCED: ", c->mechanism);
 	}
 	describe_landlock(plan, fn, ud);
 	if (plan->setid_guard)
-		emit(fn, ud, "built in: setuid/setgid bits refused (seccomp), since for a root caller the jail's uid 0 is root on disk in its writable trees");
-	emit(fn, ud, "mounts, in order:");
+		jr_emitf(fn, ud, "built in: setuid/setgid bits refused (seccomp), since for a root caller the jail's uid 0 is root on disk in its writable trees");
+	jr_emitf(fn, ud, "mounts, in order:");
 	for (size_t i = 0; i < plan->n_mounts; i++)
 		describe_mount(&plan->mounts[i], fn, ud);
 	describe_env(plan, fn, ud);

@@ -112,6 +112,8 @@ struct jr_plan {
 };
 
 /* explain.c: pairs each policy clause with what enforces it. */
+/* One formatted line to a jr_line_fn. */
+void jr_emitf(jr_line_fn fn, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int jr_plan_assess_clauses(const jr_policy_t *p, jr_plan_t *plan, jr_error_t **err);
 
 /* Depth of an absolute path: "/" is 0, "/a/b" is 2. */
