@@ -390,6 +390,8 @@ static const struct jr_mount *covering(const jr_plan_t *plan, const char *path)
  * symlink is what gets masked; a path the jail cannot see (beneath a
  * tmpfs, or not bound at all) needs nothing, and neither does one that
  * does not exist (a dangling link included). */
+static int pin_ancestors(struct compiler *c, const struct jr_mount *tree, const char *path);
+
 static int add_mask_entry(struct compiler *c, const struct fs_item *it)
 {
 	_cleanup_free_ char *real = realpath(it->path, NULL);
@@ -412,7 +414,12 @@ static int add_mask_entry(struct compiler *c, const struct fs_item *it)
 	} else {
 		m.kind = JR_MOUNT_EMPTY_FILE;
 	}
-	return add_mount(c->plan, m, NULL, real, c->err);
+	/* In a writable tree, renaming a parent would carry the mask away and
+	 * leave the secret readable by the next run: pin them, as for protect. */
+	struct jr_mount tree = *cov;
+	if (add_mount(c->plan, m, NULL, real, c->err) < 0)
+		return -1;
+	return tree.kind == JR_MOUNT_BIND && !tree.readonly ? pin_ancestors(c, &tree, real) : 0;
 }
 
 /* A protected path is a mount point, which cannot be renamed or removed;
@@ -462,8 +469,54 @@ static char *file_in_the_way(const char *path)
 	return NULL;
 }
 
+static int add_protect_entry(struct compiler *c, const struct fs_item *it);
+
+/* A protected symlink inside a writable tree: removing or replacing the
+ * link would redirect whoever follows it on the host (a dotfile manager's
+ * ~/.bashrc, a symlinked .git/hooks).  The link itself becomes a mount
+ * point, showing its target read-only (an empty read-only file when the
+ * target is a directory or missing: a directory cannot cover a link). */
+static int protect_link(struct compiler *c, const struct fs_item *it, bool *handled)
+{
+	struct stat st;
+	*handled = false;
+	if (lstat(it->path, &st) < 0 || !S_ISLNK(st.st_mode))
+		return 0;
+	_cleanup_free_ char *dir = strdup(it->path);
+	if (!dir)
+		return jr_fail_oom(c->err);
+	char *slash = strrchr(dir, '/');
+	*slash = '\0';
+	_cleanup_free_ char *real_dir = realpath(dir[0] ? dir : "/", NULL);
+	_cleanup_free_ char *link = NULL;
+	if (!real_dir || asprintf(&link, "%s/%s", strcmp(real_dir, "/") ? real_dir : "", slash + 1) < 0)
+		return real_dir ? jr_fail_oom(c->err) : 0;
+	const struct jr_mount *cov = covering(c->plan, link);
+	if (!cov || cov->kind != JR_MOUNT_BIND || cov->readonly)
+		return 0;
+	struct jr_mount tree = *cov;
+	_cleanup_free_ char *target = realpath(it->path, NULL);
+	struct stat ts;
+	bool file = target && stat(target, &ts) == 0 && S_ISREG(ts.st_mode);
+	struct jr_mount m = { .kind = file ? JR_MOUNT_BIND : JR_MOUNT_EMPTY_FILE, .readonly = true,
+			      .callers = file, .is_mask = true, .on_link = true, .origin = "protect" };
+	if (add_mount(c->plan, m, file ? target : NULL, link, c->err) < 0 ||
+	    pin_ancestors(c, &tree, link) < 0)
+		return -1;
+	*handled = true;
+	if (!target)
+		return 0;
+	struct fs_item real = { it->e, target }; /* and where it leads, if writable too */
+	return add_protect_entry(c, &real);
+}
+
 static int add_protect_entry(struct compiler *c, const struct fs_item *it)
 {
+	bool was_link;
+	if (protect_link(c, it, &was_link) < 0)
+		return -1;
+	if (was_link)
+		return 0;
 	_cleanup_free_ char *real = NULL;
 	bool exists = (real = realpath(it->path, NULL)) != NULL;
 	if (!exists) {
@@ -497,10 +550,32 @@ static int add_protect_entry(struct compiler *c, const struct fs_item *it)
 	*slash = '\0';
 	bool parent_is_dir = stat(real[0] ? real : "/", &st) == 0 && S_ISDIR(st.st_mode);
 	*slash = '/';
-	if (!parent_is_dir)
+	/* PATH? protects a path only if it exists: some cannot have a
+	 * placeholder (git refuses a repository with any .git/commondir it
+	 * cannot follow). */
+	if (!parent_is_dir || it->e->optional)
 		return 0;
-	struct jr_mount m = { .kind = JR_MOUNT_TMPFS, .readonly = true, .mode = 0555,
-			      .is_mask = true, .placeholder = true, .origin = "protect" };
+	/* PATH/ gets a directory, PATH an empty file: what the host expects
+	 * there while the run lasts (a directory ~/.bashrc would break login
+	 * shells; a file .gitmodules would show in git status). */
+	struct jr_mount m = { .kind = it->e->dir ? JR_MOUNT_TMPFS : JR_MOUNT_EMPTY_FILE,
+			      .readonly = true, .mode = 0555, .is_mask = true, .placeholder = true,
+			      .origin = "protect" };
+	/* git reads .git/commondir for the directory whose config and hooks
+	 * count; any placeholder but one naming the repository itself (".")
+	 * breaks git, and that one keeps it working while the jail cannot
+	 * point it at a repository of its own making.  The host file is
+	 * bound, so the jail's git reads the same ".". */
+	const char *base = slash + 1;
+	if (!it->e->dir && !strcmp(base, "commondir") && slash - real >= 5 &&
+	    !strncmp(slash - 5, "/.git", 5)) {
+		m.kind = JR_MOUNT_BIND;
+		m.callers = true;
+		m.placeholder_text = ".\n";
+		if (add_mount(c->plan, m, real, real, c->err) < 0)
+			return -1;
+		return pin_ancestors(c, &tree, real);
+	}
 	return add_mount(c->plan, m, NULL, real, c->err) < 0 ? -1 : pin_ancestors(c, &tree, real);
 }
 
@@ -637,8 +712,7 @@ int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, j
 	    resolve_workspace(&c) < 0 || add_base(plan, err) < 0 || add_home(&c) < 0 ||
 	    add_workspace(&c) < 0 || add_fs_entries(&c) < 0 || build_env(&c, envp) < 0 ||
 	    check_isolation(&c) < 0 ||
-	    jr_seccomp_build(policy, seccomp_extras(policy, plan), &plan->seccomp,
-			     &plan->seccomp_rules, err) < 0 ||
+	    jr_seccomp_build(policy, seccomp_extras(policy, plan), &plan->seccomp, err) < 0 ||
 	    jr_landlock_plan(policy, plan, &plan->landlock, err) < 0 ||
 	    jr_plan_assess_clauses(policy, plan, err) < 0)
 		goto fail;
@@ -672,7 +746,7 @@ void jr_plan_free(jr_plan_t *plan)
 	free(plan->keep_fds);
 	jr_strv_free(plan->envp);
 	jr_strv_free(plan->scrubbed);
-	jr_seccomp_free(plan->seccomp);
+	jr_seccomp_free(&plan->seccomp);
 	jr_landlock_plan_free(&plan->landlock);
 	free(plan);
 }

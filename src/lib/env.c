@@ -19,8 +19,15 @@
 #include "policy.h"
 #include "values.h"
 
-static const char *const safelist[] = { "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG",
-					"LC_*", "TERM", "TMPDIR", "TZ", NULL };
+/* The locale variables by name, not LC_*: a secret named LC_API_TOKEN
+ * must not pass as a locale. */
+static const char *const safelist[] = {
+	"PATH",	       "HOME",	     "USER",	      "LOGNAME",	"SHELL",
+	"LANG",	       "LANGUAGE",   "LC_ALL",	      "LC_CTYPE",	"LC_NUMERIC",
+	"LC_TIME",     "LC_COLLATE", "LC_MONETARY",   "LC_MESSAGES",	"LC_PAPER",
+	"LC_NAME",     "LC_ADDRESS", "LC_TELEPHONE",  "LC_MEASUREMENT", "LC_IDENTIFICATION",
+	"TERM",	       "TMPDIR",     "TZ",	      NULL,
+};
 
 /* The effective list after !removals, as pointers into the policy;
  * out has room for every entry of l. */

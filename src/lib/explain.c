@@ -207,13 +207,13 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 	case JR_CL_SECCOMP:
 		if (!strcmp(mode, "default") && !same_loc(&cl->loc, &p->seccomp_default_s.loc))
 			break;
-		if (!plan->seccomp) {
+		if (!plan->seccomp.policy) {
 			snprintf(mech, size, "no filter: every syscall is allowed (the default)");
 			return true;
 		}
 		snprintf(mech, size,
 			 "seccomp-bpf filter loaded last before execve (libseccomp, binary tree): %u rules, default %s; syscalls of other ABIs (i386, x32) kill the process",
-			 plan->seccomp_rules,
+			 plan->seccomp.policy_rules,
 			 p->seccomp_default == JR_SC_ALLOW ? "allow"
 			 : p->seccomp_default == JR_SC_KILL ? "kill"
 			 : p->seccomp_default == JR_SC_LOG ? "log" : "errno");

@@ -122,7 +122,7 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 	if (jr_fds_close_except(keep, (size_t)n, &err) < 0 || jr_caps_drop_all(&err) < 0 ||
 	    jr_set_no_new_privs(&err) < 0 ||
 	    jr_landlock_restrict(&ctx->plan->landlock, ruleset, &err) < 0 ||
-	    jr_seccomp_load(ctx->plan->seccomp, &err) < 0)
+	    jr_seccomp_load(&ctx->plan->seccomp, &err) < 0)
 		payload_fail(fail_pipe, err, 0);
 
 	execvpe(ctx->argv[0], ctx->argv, ctx->envp);

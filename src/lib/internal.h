@@ -52,6 +52,8 @@ struct jr_mount {
 	bool callers;   /* the caller's own data (workspace, --ro, --rw), not the system */
 	bool is_mask;   /* ordered after everything else at its depth */
 	bool placeholder; /* a missing protected path: created on the host for the run */
+	bool on_link;     /* target is a symlink: mount onto the link itself, not its target */
+	const char *placeholder_text; /* a file placeholder's content (static), or NULL */
 	mode_t mode;    /* tmpfs root mode */
 	uint64_t size;  /* tmpfs size in bytes, 0 = kernel default */
 	const char *origin; /* which setting asked for it, for messages */
@@ -99,8 +101,11 @@ struct jr_plan {
 	gid_t user_gid;
 	int *keep_fds;
 	size_t n_keep_fds;
-	void *seccomp;   /* libseccomp context, NULL: no filter */
-	unsigned seccomp_rules;
+	struct jr_seccomp {
+		void *policy;  /* libseccomp context of the policy's rules, or NULL */
+		void *builtin; /* jailrun's own rules (setid guard, Landlock-only), or NULL */
+		unsigned policy_rules, builtin_rules;
+	} seccomp;
 	bool setid_guard; /* root caller with a writable tree of its own */
 	bool landlock_only; /* isolation landlock: no namespaces */
 	bool private_home, private_tmp; /* landlock_only: directories made for the run */
@@ -177,11 +182,12 @@ enum {
 	JR_SC_EXTRA_LANDLOCK_ONLY = 2, /* no unix sockets by path, no SysV IPC */
 	JR_SC_EXTRA_NO_IP = 4,	       /* with LANDLOCK_ONLY and net none: no IP sockets */
 };
-int jr_seccomp_build(const jr_policy_t *p, unsigned extras, void **ctx, unsigned *n_rules,
+struct jr_seccomp;
+int jr_seccomp_build(const jr_policy_t *p, unsigned extras, struct jr_seccomp *out,
 		     jr_error_t **err);
 /* In the command's process, last before execve. */
-int jr_seccomp_load(void *ctx, jr_error_t **err);
-void jr_seccomp_free(void *ctx);
+int jr_seccomp_load(const struct jr_seccomp *sc, jr_error_t **err);
+void jr_seccomp_free(struct jr_seccomp *sc);
 
 /* ---- landlock.c ------------------------------------------------------ */
 
@@ -203,11 +209,14 @@ struct jr_placeholder {
 	char *path;
 	dev_t dev;
 	ino_t ino;
+	off_t size; /* as made; a file of another size was written to: kept */
 };
 
 struct jr_placeholders {
 	struct jr_placeholder *v;
 	size_t n;
+	int *locks; /* shared flocks on the protected directories this run uses */
+	size_t n_locks;
 };
 
 int jr_placeholders_create(const struct jr_plan *plan, struct jr_placeholders *ph,

@@ -168,8 +168,11 @@ void jr_mount_sources_close(struct jr_mount_sources *src)
 
 /* ---- mount points beneath the new root ------------------------------- */
 
-static int open_component(int dirfd, const char *name, bool want_dir, bool create)
+static int open_component(int dirfd, const char *name, bool want_dir, bool create, bool link)
 {
+	if (link) /* the symlink itself: O_PATH|O_NOFOLLOW returns it */
+		return openat2_fd(dirfd, name, O_PATH | O_NOFOLLOW,
+				  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	/* create: the caller checked that dirfd is on a filesystem of ours. */
 	const uint64_t resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	uint64_t flags = O_PATH | (want_dir ? O_DIRECTORY : 0);
@@ -191,8 +194,18 @@ static int open_component(int dirfd, const char *name, bool want_dir, bool creat
 
 /* Opens (creating if missing, on our own filesystems) path beneath dirfd,
  * one component at a time, never following a symlink. */
+static int open_mount_point_at(const struct root_builder *b, int dirfd, const char *path,
+			       bool is_dir, bool on_link, int *out, jr_error_t **err);
+
 static int open_mount_point(const struct root_builder *b, int dirfd, const char *path,
 			    bool is_dir, int *out, jr_error_t **err)
+{
+	return open_mount_point_at(b, dirfd, path, is_dir, false, out, err);
+}
+
+/* on_link: the last component is a symlink, to be mounted on itself. */
+static int open_mount_point_at(const struct root_builder *b, int dirfd, const char *path,
+			       bool is_dir, bool on_link, int *out, jr_error_t **err)
 {
 	_cleanup_close_ int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	if (cur < 0)
@@ -212,7 +225,7 @@ static int open_mount_point(const struct root_builder *b, int dirfd, const char 
 			end++;
 		bool last = *end == '\0';
 		int len = (int)(p - path + (long)n);
-		int next = open_component(cur, name, !last || is_dir, owns_fs(b, cur));
+		int next = open_component(cur, name, !last || is_dir, owns_fs(b, cur), last && on_link);
 		if (next < 0) {
 			if (errno == ELOOP || errno == EXDEV)
 				return jr_fail(err, ELOOP,
@@ -443,7 +456,8 @@ static int mount_one(struct root_builder *b, const struct jr_mount *m, int sourc
 	if (m->kind == JR_MOUNT_SYMLINK)
 		return make_symlink(b, m, err);
 	bool is_dir = m->kind == JR_MOUNT_BIND ? source_is_dir : m->kind != JR_MOUNT_EMPTY_FILE;
-	if (open_mount_point(b, b->rootfd, m->target, is_dir, &target, err) < 0)
+	if (open_mount_point_at(b, b->rootfd, m->target, is_dir && !m->on_link, m->on_link, &target,
+				err) < 0)
 		return -1;
 	switch (m->kind) {
 	case JR_MOUNT_BIND:

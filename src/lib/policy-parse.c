@@ -626,8 +626,12 @@ static int add_path_list(struct parser *ps, struct line *l, enum jr_fs_kind kind
 			if (!allow_optional)
 				return fail_word(ps, &l->w[i], "%s: 'PATH?' (optional) does not apply to exec",
 						 l->w[0].text);
-			path[len - 1] = '\0';
+			path[--len] = '\0';
 			e.optional = true;
+		}
+		while (len > 1 && path[len - 1] == '/') {
+			path[--len] = '\0';
+			e.dir = true;
 		}
 		if (check_path(ps, &l->w[i], path) < 0)
 			return -1;

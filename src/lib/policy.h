@@ -42,6 +42,7 @@ struct jr_fs_entry {
 	enum jr_fs_kind kind;
 	char *path;    /* unexpanded: may hold ~, $WORKSPACE, ${NAME} */
 	bool optional; /* PATH? */
+	bool dir;      /* PATH/: names a directory (protect: the placeholder's kind) */
 	bool remove;   /* !PATH: drops earlier entries of the same kind */
 	uint64_t size; /* tmpfs size=, 0 = kernel default */
 	mode_t mode;

@@ -7,9 +7,14 @@
  *   @namespaces: unshare and setns refused; clone refused when its flags
  *     (low 32 bits) ask for a namespace; clone3 answers ENOSYS, so libc
  *     falls back to clone, whose flags a filter can see.
- *   @tty-inject: ioctl TIOCSTI and TIOCLINUX, compared on the low 32 bits
- *     of the request so a 64-bit value with the same low half cannot slip
- *     past (CVE-2019-10063).
+ *   @tty-inject: ioctl TIOCSTI, TIOCLINUX and TIOCSCTTY (taking an
+ *     inherited terminal that no session owns), compared on the low 32
+ *     bits of the request so a 64-bit value with the same low half cannot
+ *     slip past (CVE-2019-10063).
+ *
+ * An int argument is compared through a 0xffffffff mask: libseccomp's
+ * SCMP_A*_32 only narrows the value compared against, the comparison
+ * itself stays 64-bit, while the kernel reads the low half alone. 
  *   personality (in @privileged): refused when it sets a flag that weakens
  *     the process (ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, ...); the query
  *     form 0xffffffff has those bits too and is refused with it.
@@ -84,18 +89,24 @@ static int add_namespaces(struct builder *b, uint32_t action)
 	    add(b, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(clone_ns) / sizeof(clone_ns[0]); i++) {
-		struct scmp_arg_cmp c = SCMP_A0_32(SCMP_CMP_MASKED_EQ, clone_ns[i], clone_ns[i]);
+		struct scmp_arg_cmp c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, clone_ns[i], clone_ns[i]);
 		if (add(b, action, "clone", 1, &c) < 0)
 			return -1;
 	}
 	return 0;
 }
 
+#define LOW32 0xffffffffULL
+
 static int add_tty_inject(struct builder *b, uint32_t action)
 {
-	struct scmp_arg_cmp sti = SCMP_A1_32(SCMP_CMP_EQ, TIOCSTI);
-	struct scmp_arg_cmp linux_ = SCMP_A1_32(SCMP_CMP_EQ, TIOCLINUX);
-	return add(b, action, "ioctl", 1, &sti) < 0 ? -1 : add(b, action, "ioctl", 1, &linux_);
+	static const unsigned long requests[] = { TIOCSTI, TIOCLINUX, TIOCSCTTY };
+	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
+		struct scmp_arg_cmp c = SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, requests[i]);
+		if (add(b, action, "ioctl", 1, &c) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static int add_personality(struct builder *b, uint32_t action)
@@ -104,7 +115,7 @@ static int add_personality(struct builder *b, uint32_t action)
 						   MMAP_PAGE_ZERO,    ADDR_COMPAT_LAYOUT,
 						   ADDR_LIMIT_32BIT,  ADDR_LIMIT_3GB };
 	for (size_t i = 0; i < sizeof(weakening) / sizeof(weakening[0]); i++) {
-		struct scmp_arg_cmp c = SCMP_A0_32(SCMP_CMP_MASKED_EQ, weakening[i], weakening[i]);
+		struct scmp_arg_cmp c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, weakening[i], weakening[i]);
 		if (add(b, action, "personality", 1, &c) < 0)
 			return -1;
 	}
@@ -156,6 +167,12 @@ static int add_setid_guard(struct builder *b)
 			if (add(b, eperm, calls[i].name, n, c) < 0)
 				return -1;
 		}
+	/* io_uring submits opens (IORING_OP_OPENAT with a mode) that no
+	 * filter sees: without it the rules above could be sidestepped. */
+	static const char *const uring[] = { "io_uring_setup", "io_uring_enter", "io_uring_register" };
+	for (size_t i = 0; i < sizeof(uring) / sizeof(uring[0]); i++)
+		if (add(b, eperm, uring[i], 0, NULL) < 0)
+			return -1;
 	return add(b, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL);
 }
 
@@ -168,7 +185,7 @@ static int add_landlock_only(struct builder *b, bool no_ip)
 	const uint32_t eacces = SCMP_ACT_ERRNO(EACCES);
 	int families[4] = { AF_UNIX, AF_INET, AF_INET6, AF_PACKET };
 	for (int i = 0; i < (no_ip ? 4 : 1); i++) {
-		struct scmp_arg_cmp c = SCMP_A0_32(SCMP_CMP_EQ, (unsigned)families[i]);
+		struct scmp_arg_cmp c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, (unsigned)families[i]);
 		if (add(b, eacces, "socket", 1, &c) < 0)
 			return -1;
 	}
@@ -216,10 +233,13 @@ static int add_policy_rule(struct builder *b, const struct jr_sc_rule *r)
 				.datum_a = c->op == JR_CMP_MASKED_EQ ? c->mask : c->value,
 				.datum_b = c->op == JR_CMP_MASKED_EQ ? c->value : 0,
 			};
-			if (low32)
-				conds[k] = c->op == JR_CMP_MASKED_EQ
-						   ? SCMP_A1_32(SCMP_CMP_MASKED_EQ, c->mask, c->value)
-						   : SCMP_A1_32(to_cmp(c->op), c->value);
+			if (low32 && c->op == JR_CMP_MASKED_EQ)
+				conds[k] = SCMP_A1_64(SCMP_CMP_MASKED_EQ, c->mask & LOW32, c->value);
+			else if (low32 && c->op == JR_CMP_EQ)
+				conds[k] = SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, c->value);
+			else if (low32)
+				return jr_fail_at(b->err, &r->loc,
+						  "seccomp: an ioctl request (arg1) is compared with == or & only: the kernel reads its low 32 bits, and other comparisons cannot be limited to them");
 		}
 		if (add(b, action, name, (unsigned)r->n_conds, conds) < 0)
 			return -1;
@@ -227,55 +247,73 @@ static int add_policy_rule(struct builder *b, const struct jr_sc_rule *r)
 	return 0;
 }
 
-int jr_seccomp_build(const jr_policy_t *p, unsigned extras, void **out, unsigned *n_rules,
-		     jr_error_t **err)
+static int new_filter(struct builder *b, uint32_t default_action, jr_error_t **err)
 {
-	*out = NULL;
-	*n_rules = 0;
-	if (!p->n_rules && p->seccomp_default == JR_SC_ALLOW && !extras)
-		return 0; /* nothing asked: no filter */
-	struct builder b = { .default_action = to_scmp(p->seccomp_default, p->seccomp_default_errno),
-			     .err = err };
-	b.ctx = seccomp_init(b.default_action);
-	if (!b.ctx)
+	b->default_action = default_action;
+	b->ctx = seccomp_init(default_action);
+	if (!b->ctx)
 		return jr_fail(err, ENOMEM, "seccomp_init");
 	int r;
-	if ((r = seccomp_attr_set(b.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
-	    (r = seccomp_attr_set(b.ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
-		seccomp_release(b.ctx);
+	if ((r = seccomp_attr_set(b->ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (r = seccomp_attr_set(b->ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
+		seccomp_release(b->ctx);
+		b->ctx = NULL;
 		return jr_fail(err, -r, "seccomp attributes");
 	}
-	for (size_t i = 0; i < p->n_rules; i++) {
-		b.loc = &p->rules[i].loc;
-		if (add_policy_rule(&b, &p->rules[i]) < 0) {
-			seccomp_release(b.ctx);
+	return 0;
+}
+
+/* Two filters: the policy's, and jailrun's own rules in a second one,
+ * which the kernel applies too (the strictest answer of all filters
+ * wins), so no policy rule on the same syscall can override them. */
+int jr_seccomp_build(const jr_policy_t *p, unsigned extras, struct jr_seccomp *out,
+		     jr_error_t **err)
+{
+	memset(out, 0, sizeof(*out));
+	struct builder b = { .err = err };
+	if (p->n_rules || p->seccomp_default != JR_SC_ALLOW) {
+		if (new_filter(&b, to_scmp(p->seccomp_default, p->seccomp_default_errno), err) < 0)
 			return -1;
+		out->policy = b.ctx;
+		for (size_t i = 0; i < p->n_rules; i++) {
+			b.loc = &p->rules[i].loc;
+			if (add_policy_rule(&b, &p->rules[i]) < 0)
+				goto fail;
 		}
+		out->policy_rules = b.rules;
 	}
-	b.loc = NULL;
-	if (((extras & JR_SC_EXTRA_SETID) && add_setid_guard(&b) < 0) ||
-	    ((extras & JR_SC_EXTRA_LANDLOCK_ONLY) &&
-	     add_landlock_only(&b, extras & JR_SC_EXTRA_NO_IP) < 0)) {
-		seccomp_release(b.ctx);
-		return -1;
+	if (extras) {
+		struct builder own = { .err = err };
+		if (new_filter(&own, SCMP_ACT_ALLOW, err) < 0)
+			goto fail;
+		out->builtin = own.ctx;
+		if (((extras & JR_SC_EXTRA_SETID) && add_setid_guard(&own) < 0) ||
+		    ((extras & JR_SC_EXTRA_LANDLOCK_ONLY) &&
+		     add_landlock_only(&own, extras & JR_SC_EXTRA_NO_IP) < 0))
+			goto fail;
+		out->builtin_rules = own.rules;
 	}
-	*out = b.ctx;
-	*n_rules = b.rules;
+	return 0;
+fail:
+	jr_seccomp_free(out);
+	return -1;
+}
+
+int jr_seccomp_load(const struct jr_seccomp *sc, jr_error_t **err)
+{
+	int r;
+	if (sc->builtin && (r = seccomp_load(sc->builtin)) < 0)
+		return jr_fail(err, -r, "loading jailrun's seccomp filter");
+	if (sc->policy && (r = seccomp_load(sc->policy)) < 0)
+		return jr_fail(err, -r, "loading the policy's seccomp filter");
 	return 0;
 }
 
-int jr_seccomp_load(void *ctx, jr_error_t **err)
+void jr_seccomp_free(struct jr_seccomp *sc)
 {
-	if (!ctx)
-		return 0;
-	int r = seccomp_load(ctx);
-	if (r < 0)
-		return jr_fail(err, -r, "loading the seccomp filter");
-	return 0;
-}
-
-void jr_seccomp_free(void *ctx)
-{
-	if (ctx)
-		seccomp_release(ctx);
+	if (sc->policy)
+		seccomp_release(sc->policy);
+	if (sc->builtin)
+		seccomp_release(sc->builtin);
+	memset(sc, 0, sizeof(*sc));
 }

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -126,6 +128,19 @@ static long trace_pid(void)
 	return r;
 }
 
+/* The kernel reads an ioctl request and a socket family as 32-bit ints:
+ * a filter comparing all 64 bits would let these through. */
+static long tiocsti64(void)
+{
+	char c = 'x';
+	return syscall(SYS_ioctl, 0, 0x100000000UL | TIOCSTI, &c);
+}
+
+static long socket64(void)
+{
+	return syscall(SYS_socket, 0x100000000UL | AF_INET, SOCK_STREAM, 0);
+}
+
 static long int80(void)
 {
 	/* getpid through the i386 entry point (20 is __NR_getpid there). */
@@ -151,7 +166,7 @@ static const struct {
 	{ "perf_event_open", perf },	{ "ptrace", trace_child },     { "clone-newuser", clone_newuser },
 	{ "clone3", clone3_plain },	{ "name_to_handle_at", handle }, { "int80", int80 },
 	{ "personality", weaken_personality }, { "open_by_handle_at", open_handle },
-	{ "ptrace-pid", trace_pid },
+	{ "ptrace-pid", trace_pid }, { "tiocsti64", tiocsti64 }, { "socket64", socket64 },
 };
 
 int main(int argc, char **argv)

@@ -49,6 +49,18 @@ case_handles() {
 }
 case_personality() { attack personality personality EPERM; }
 case_i386_abi() { attack int80 getpid killed; }
+# stdin is /dev/null: without the filter the kernel answers ENOTTY.
+case_tiocsti_high_bits() { attack tiocsti64 ioctl EPERM "denied ENOTTY"; }
+
+case_setid_guard_holds() {
+	[ "$JR_MODE" = root ] || return 0 # the guard is for root callers
+	# A policy rule on the same syscall, or io_uring, must not undo it.
+	jr --policy permissive -D 'seccomp deny fchmodat log' -- sh -c 'touch f; chmod 4755 f'
+	check "a policy rule on fchmodat does not override the setuid guard" test ! -u "$WS/f"
+	cp "$JR_ATTACK" "$WS/attack"
+	jr --policy permissive -- ./attack io_uring
+	check "io_uring (which could open with any mode) is refused for a root caller" test "$(cat "$OUT")" = "denied EPERM"
+}
 
 case_nested_userns_mount() {
 	# The classic escape ladder: a nested user namespace gives back every
@@ -119,20 +131,33 @@ case_landlock_require() {
 }
 
 case_ordinary_work() {
-	# What a developer runs must keep working under the filter.
+	# What a developer runs must keep working under the filter.  One
+	# command a line: under set -e a failure inside an && list would not
+	# stop the script.
 	as_user git -C "$WS" init -q
 	jr --policy strict -- sh -c 'set -e
-		printf "int main(void){return 0;}\n" > t.c && cc -o t t.c && ./t
-		printf "all:\n\t@echo made\n" > Makefile && make -s
+		printf "int main(void){return 0;}\n" > t.c
+		cc -o t t.c
+		./t
+		printf "all:\n\t@echo made\n" > Makefile
+		make -s
 		python3 -c "import subprocess, socket, threading; print(\"py\")"
 		top -b -n1 >/dev/null
-		git add t.c && git -c user.name=t -c user.email=t@e commit -qm t
+		git log --oneline >/dev/null 2>&1 || git status --short >/dev/null
 		ps -e >/dev/null
 		echo x | cat | wc -c >/dev/null
 		python3 -c "import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(); c=socket.create_connection(s.getsockname()); print(\"loopback\")"
 		echo ordinary-ok'
 	check_rc 0 "cc, make, python3, git, ps, top, pipes and loopback sockets work under strict.pol"
 	check "to the end" contains "$OUT" ordinary-ok
+	jr -- sh -c 'set -e
+		git add t.c
+		git -c user.name=t -c user.email=t@e commit -qm t
+		echo committed'
+	check "git add and commit work under default.pol" contains "$OUT" committed
+	jr --policy strict -- sh -c 'git -c user.name=t -c user.email=t@e commit --allow-empty -qm u'
+	check "strict.pol keeps .git read-only: no commit" test "$RC" -ne 0
+	check "so the history is unchanged" test "$(as_user git -C "$WS" log --oneline | wc -l)" -eq 1
 	if command -v node >/dev/null && command -v npm >/dev/null; then
 		jr --policy strict -- sh -c 'node -e "require(\"fs\").writeFileSync(\"n.txt\", \"node\"); require(\"child_process\").execSync(\"true\")" && npm --version >/dev/null && npm init -y >/dev/null && echo node-ok'
 		check "node and npm work under strict.pol" contains "$OUT" node-ok
@@ -143,5 +168,5 @@ case_ordinary_work() {
 
 run_cases case_io_uring case_keyring case_bpf case_perf case_ptrace case_nested_userns_clone \
 	case_clone3_enosys case_handles case_personality case_i386_abi case_nested_userns_mount \
-	case_setid_bits case_landlock_exec case_landlock_scopes case_landlock_require \
+	case_setid_bits case_tiocsti_high_bits case_setid_guard_holds case_landlock_exec case_landlock_scopes case_landlock_require \
 	case_ordinary_work

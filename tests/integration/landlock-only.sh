@@ -63,6 +63,10 @@ for fam, addr in ((socket.AF_INET, ("127.0.0.1", 1)), (socket.AF_UNIX, sys.argv[
         print("refused", int(fam), e.errno)' "$sock"
 	check "net none: no IP socket can be made" contains "$OUT" "refused 2 13"
 	check "a host unix socket is out of reach" contains "$OUT" "refused 1 13"
+	cp "$JR_ATTACK" "$WS/attack"
+	chown "$CASE_UID" "$WS/attack"
+	jr_ll -- ./attack socket64
+	check "not with a family whose high bits are set either" test "$(cat "$OUT")" = "denied EACCES"
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
 }

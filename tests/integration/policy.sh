@@ -97,6 +97,54 @@ case_protected_git_hooks() {
 	check "the commit is there" test "$(as_user git -C "$WS" log --oneline | wc -l)" -eq 1
 }
 
+case_protected_symlink() {
+	# hooks kept elsewhere and linked in: removing the link and making a
+	# fresh hooks directory would slip past a protection of the target.
+	as_user git -C "$WS" init -q
+	rm -rf "$WS/.git/hooks"
+	as_user mkdir "$WS/.githooks"
+	as_user ln -s ../.githooks "$WS/.git/hooks"
+	jr -- sh -c 'rm -f .git/hooks; mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit; echo evil > .githooks/pre-commit'
+	check "a protected symlink stays in place" test -L "$WS/.git/hooks"
+	check "and nothing was planted through it or in its target" test ! -e "$WS/.githooks/pre-commit"
+}
+
+case_concurrent_runs() {
+	# A second run on the same workspace protects with the first's
+	# placeholders; the first ending must not drop them.
+	jr_background -- sleep 1
+	sleep 0.4
+	jr -- sh -c 'sleep 1.2; mkdir -p .vscode; echo "{}" > .vscode/tasks.json; echo x > .envrc/f'
+	wait "$JR_PID" 2>/dev/null
+	check "a protected path stays protected while another run on the workspace ends" test ! -e "$WS/.vscode/tasks.json"
+	check "and the placeholders are gone once both have ended" test -z "$(ls -A "$WS")"
+}
+
+case_mask_parent_pinned() {
+	mkdir -p "$WS/config"
+	echo "SECRET=1" >"$WS/config/.env"
+	chown -R "$CASE_UID" "$WS/config"
+	jr --mask "$WS/config/.env" -- sh -c 'mv config old; mkdir config; touch config/.env'
+	jr --mask "$WS/config/.env" -- cat "$WS/old/.env" "$WS/config/.env"
+	check "renaming a masked file's directory away is refused" test ! -e "$WS/old"
+	check "so no later run can read the secret" lacks "$OUT" "SECRET=1"
+}
+
+case_more_secrets() {
+	mkdir -p "$FIXHOME/.config/git" "$FIXHOME/.cargo"
+	echo "https://u:ghp_fixture@github.com" >"$FIXHOME/.config/git/credentials"
+	echo 'token = "cargo-fixture"' >"$FIXHOME/.cargo/credentials.toml"
+	echo "host:5432:*:u:pg-fixture" >"$FIXHOME/.pgpass"
+	chown -R "$CASE_UID" "$FIXHOME"
+	JR_ENV="GITHUB_PAT=pat-fixture OPENAI_KEY=key-fixture DATABASE_URL=postgres://u:dburl-fixture@h/db LC_API_TOKEN=lc-fixture LC_ALL=C"
+	jr --policy default -- sh -c 'cat ~/.config/git/credentials ~/.cargo/credentials.toml ~/.pgpass; env'
+	JR_ENV=
+	for secret in ghp_fixture cargo-fixture pg-fixture pat-fixture key-fixture dburl-fixture lc-fixture; do
+		check "default.pol keeps $secret out" lacks "$OUT" "$secret"
+	done
+	check "a real locale variable still passes" contains "$OUT" "LC_ALL=C"
+}
+
 case_git_worktree() {
 	# In a worktree or submodule .git is a file pointing at the git dir;
 	# rewritten, it would point git at hooks of the jail's choosing.
@@ -199,5 +247,6 @@ case_policy_search() {
 
 run_cases case_env_scrubbed case_key_unreadable_every_policy case_default_home_readonly \
 	case_permissive_home_writable case_mask_option case_mask_through_symlink \
-	case_protected_git_hooks case_git_worktree case_protect_survives_renames case_mask_layers \
+	case_protected_git_hooks case_protected_symlink case_concurrent_runs case_mask_parent_pinned \
+	case_more_secrets case_git_worktree case_protect_survives_renames case_mask_layers \
 	case_protected_missing_paths case_policy_errors case_lint_and_explain case_policy_search

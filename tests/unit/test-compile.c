@@ -574,7 +574,8 @@ static void test_ro_root_refused(void **state)
 		assert_int_equal(jr_policy_set_workspace(f->policy, f->ws, &f->err), 0);
 		assert_int_equal(
 			jr_policy_add_bind(f->policy, JR_BIND_RW, others[i], true, &f->err), 0);
-		compile_fails(f, 0, others[i]);
+		/* A trailing '/' only says "a directory": messages show the path without it. */
+		compile_fails(f, 0, i == 0 ? "/tmp/.." : "/usr/..");
 	}
 	char *link = xasprintf("%s/rootlink", f->dir);
 	jr_policy_free(f->policy);
