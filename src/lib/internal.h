@@ -279,6 +279,7 @@ struct jr_pty_relay {
 	char to_master[4096], to_out[4096];
 	size_t to_master_len, to_out_len;
 	bool in_eof, send_eof, master_eof;
+	char last_to_master; /* the last byte of input passed on */
 };
 
 /* Which of the caller's descriptors 0-2 are terminals (bit n = fd n). */
@@ -293,6 +294,8 @@ void jr_pty_relay_handle(struct jr_pty_relay *relay, const struct pollfd *pfd, i
 /* Copies whatever the master still has to stdout (the jail has exited). */
 void jr_pty_relay_drain(struct jr_pty_relay *relay);
 void jr_pty_relay_stop(struct jr_pty_relay *relay);
+void jr_pty_relay_suspend(struct jr_pty_relay *relay);
+void jr_pty_relay_resume(struct jr_pty_relay *relay);
 
 /* ---- time ------------------------------------------------------------ */
 uint64_t jr_now_us(void);

@@ -101,7 +101,9 @@ static int add_rule(struct jr_landlock_plan *ll, const char *path, uint64_t acce
 /* What each mount of the plan may do under Landlock. */
 static uint64_t access_for(const struct jr_mount *m, uint64_t all)
 {
-	const uint64_t dev = FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_IOCTL_DEV;
+	/* Shells open /proc and /dev files with O_TRUNC (echo 5 > ...):
+	 * that needs the truncate right (ABI 3) besides writing. */
+	const uint64_t dev = FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_IOCTL_DEV | FS_TRUNCATE;
 	switch (m->kind) {
 	case JR_MOUNT_BIND:
 		return m->readonly ? FS_READ | FS_EXEC : all;
@@ -110,7 +112,7 @@ static uint64_t access_for(const struct jr_mount *m, uint64_t all)
 	case JR_MOUNT_EMPTY_FILE:
 		return LANDLOCK_ACCESS_FS_READ_FILE;
 	case JR_MOUNT_PROC:
-		return FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE;
+		return FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE;
 	case JR_MOUNT_DEV:
 		return dev;
 	case JR_MOUNT_SYMLINK:
@@ -179,7 +181,7 @@ static int plan_host(const jr_plan_t *plan, struct jr_landlock_plan *ll, uint64_
 {
 	static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 					       "/dev/urandom", "/dev/tty", "/dev/pts", "/dev/ptmx" };
-	const uint64_t dev = FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_IOCTL_DEV;
+	const uint64_t dev = FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_IOCTL_DEV | FS_TRUNCATE;
 	char *hidden[256];
 	size_t n_hidden = 0;
 
@@ -211,7 +213,7 @@ static int plan_host(const jr_plan_t *plan, struct jr_landlock_plan *ll, uint64_
 				ll->gaps |= JR_LL_GAP_TMPFS;
 			break;
 		case JR_MOUNT_PROC:
-			if (add_rule(ll, "/proc", FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE, err) < 0)
+			if (add_rule(ll, "/proc", (FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE) & all, err) < 0)
 				return -1;
 			break;
 		case JR_MOUNT_DEV:

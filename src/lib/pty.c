@@ -88,8 +88,16 @@ static void write_out(struct jr_pty_relay *r)
 	if (w < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (w <= 0) {
-		r->to_out_len = 0; /* the caller's side is gone (EPIPE): drop */
+		/* Nobody reads the output any more (EPIPE): hang the jail's
+		 * terminal up, as a closed terminal window would, so the
+		 * command gets SIGHUP instead of writing into the void. */
+		r->to_out_len = 0;
 		r->out_fd = -1;
+		if (r->master >= 0) {
+			close(r->master);
+			r->master = -1;
+			r->master_eof = true;
+		}
 		return;
 	}
 	memmove(r->to_out, r->to_out + w, r->to_out_len - (size_t)w);
@@ -109,15 +117,20 @@ static void write_master(struct jr_pty_relay *r)
 {
 	if (r->send_eof && !r->to_master_len) {
 		/* The caller's input ended: pass on what the terminal's EOF key
-		 * would have sent, so the command sees end of file too. */
+		 * would have sent, so the command sees end of file too; twice
+		 * after a last line without a newline, whose first EOF only
+		 * hands over the line. */
 		struct termios t;
-		char eof = tcgetattr(r->master, &t) == 0 ? (char)t.c_cc[VEOF] : 4;
-		if (write(r->master, &eof, 1) == 1 || (errno != EAGAIN && errno != EINTR))
+		char eof[2];
+		eof[0] = eof[1] = tcgetattr(r->master, &t) == 0 ? (char)t.c_cc[VEOF] : 4;
+		size_t n = r->last_to_master != '\n' && r->last_to_master != 0 ? 2 : 1;
+		if (write(r->master, eof, n) > 0 || (errno != EAGAIN && errno != EINTR))
 			r->send_eof = false;
 		return;
 	}
 	ssize_t w = write(r->master, r->to_master, r->to_master_len);
 	if (w > 0) {
+		r->last_to_master = r->to_master[w - 1];
 		memmove(r->to_master, r->to_master + w, r->to_master_len - (size_t)w);
 		r->to_master_len -= (size_t)w;
 	} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
@@ -167,6 +180,23 @@ void jr_pty_relay_drain(struct jr_pty_relay *r)
 			return;
 		r->to_out_len = r->out_fd >= 0 ? (size_t)n : 0;
 	}
+}
+
+void jr_pty_relay_suspend(struct jr_pty_relay *r)
+{
+	/* Stopped (SIGTSTP): give the caller's shell its terminal back. */
+	if (r->raw_set)
+		tcsetattr(0, TCSADRAIN, &r->saved);
+}
+
+void jr_pty_relay_resume(struct jr_pty_relay *r)
+{
+	if (r->raw_set) {
+		struct termios raw = r->saved;
+		cfmakeraw(&raw);
+		tcsetattr(0, TCSADRAIN, &raw);
+	}
+	jr_pty_relay_resize(r);
 }
 
 void jr_pty_relay_stop(struct jr_pty_relay *r)

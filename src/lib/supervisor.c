@@ -31,8 +31,8 @@ extern char **environ;
 
 /* SIGPIPE too: a reader of our output going away is not our death (the
  * terminal would stay raw); the write fails with EPIPE instead. */
-static const int supervisor_signals[] = { SIGINT,  SIGTERM,  SIGHUP,  SIGQUIT, SIGUSR1,
-					  SIGUSR2, SIGWINCH, SIGCHLD, SIGPIPE };
+static const int supervisor_signals[] = { SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2,
+					  SIGWINCH, SIGCHLD, SIGPIPE, SIGTSTP, SIGCONT };
 
 struct supervisor {
 	const struct jr_plan *plan;
@@ -235,6 +235,14 @@ static void handle_signals(struct supervisor *s)
 			break; /* the pidfd says when init is done; EPIPE says the rest */
 		case SIGWINCH:
 			jr_pty_relay_resize(&s->pty);
+			break;
+		case SIGTSTP:
+			/* Stop like any job, with the caller's terminal restored. */
+			jr_pty_relay_suspend(&s->pty);
+			kill(getpid(), SIGSTOP);
+			break;
+		case SIGCONT:
+			jr_pty_relay_resume(&s->pty);
 			break;
 		default:
 			say(s, "forwarding signal %u", si.ssi_signo);

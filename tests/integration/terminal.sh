@@ -81,6 +81,11 @@ except OSError as e:
 	echo hi | (cd "$WS" && as_user env HOME="$FIXHOME" timeout 10 "$JR_BIN" --pty -- sh -c 'cat; echo after-eof') >"$OUT" 2>"$ERR"
 	RC=$?
 	check "--pty with stdin at EOF gives the command EOF (no hang)" contains "$OUT" after-eof
+	printf 'a\nb' | (cd "$WS" && as_user env HOME="$FIXHOME" timeout 10 "$JR_BIN" --pty -- wc -l) >"$OUT" 2>"$ERR"
+	RC=$?
+	check "a last line without a newline still reaches EOF" test "$RC" -eq 0
+	jr_pty -- sh -c "'$JR_BIN' --pty yes | head -1; echo pipeline-ended"
+	check "a command on the pty whose reader went away ends (no spinning)" contains "$OUT" pipeline-ended
 }
 
 run_cases case_tty_never_given_to_the_jail case_tiocsti_without_pty case_tiocsti_with_pty case_job_control case_window_size
