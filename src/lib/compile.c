@@ -606,6 +606,50 @@ static int add_fs_entries(struct compiler *c)
 	return r;
 }
 
+/* exec PATH... is enforced by Landlock at execve, which a program can
+ * sidestep by having the dynamic loader map it (ld.so ./prog) or by
+ * executing a memfd.  So with exec narrowing, the trees the command can
+ * write are mounted noexec, except beneath an exec path, where a bind of
+ * that path restores exec; and memfds must be sealed against execution
+ * (seccomp.c: Landlock does not see files of internal mounts). */
+static int narrow_exec(struct compiler *c)
+{
+	const jr_policy_t *p = c->p;
+	jr_plan_t *plan = c->plan;
+	size_t n_exec = 0;
+	for (size_t i = 0; i < p->n_fs; i++)
+		n_exec += p->fs[i].kind == JR_FS_EXEC && !p->fs[i].remove;
+	if (!n_exec || plan->landlock_only)
+		return 0;
+	plan->exec_narrowed = true;
+	size_t n_before = plan->n_mounts;
+	for (size_t i = 0; i < n_before; i++) {
+		struct jr_mount *m = &plan->mounts[i];
+		bool writable = (m->kind == JR_MOUNT_BIND && !m->readonly) ||
+				(m->kind == JR_MOUNT_TMPFS && !m->readonly);
+		m->noexec = writable;
+	}
+	for (size_t i = 0; i < p->n_fs; i++) {
+		const struct jr_fs_entry *e = &p->fs[i];
+		if (e->kind != JR_FS_EXEC || e->remove)
+			continue;
+		_cleanup_free_ char *path = NULL;
+		int r = jr_expand_path(&c->x, e->path, &e->loc, &path, c->err);
+		if (r == 1)
+			continue;
+		if (r < 0)
+			return -1;
+		_cleanup_free_ char *real = realpath(path, NULL);
+		const struct jr_mount *tree = real ? covering(plan, real) : NULL;
+		if (!tree || !tree->noexec || tree->kind != JR_MOUNT_BIND)
+			continue; /* missing, or already executable */
+		struct jr_mount m = { .kind = JR_MOUNT_BIND, .callers = true, .origin = "exec" };
+		if (add_mount(plan, m, real, real, c->err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Stable insertion sort by depth, masks last at their depth: a mount never
  * hides one beneath it, and mounts at one depth keep the order asked for. */
 static bool goes_before(const struct jr_mount *a, const struct jr_mount *b)
@@ -673,6 +717,8 @@ static unsigned seccomp_extras(const jr_policy_t *p, jr_plan_t *plan)
 		extras |= JR_SC_EXTRA_SETID;
 	if (plan->landlock_only)
 		extras |= JR_SC_EXTRA_LANDLOCK_ONLY | (p->net == JR_NET_NONE ? JR_SC_EXTRA_NO_IP : 0);
+	if (plan->exec_narrowed)
+		extras |= JR_SC_EXTRA_NO_MEMFD_EXEC;
 	return extras;
 }
 
@@ -711,7 +757,7 @@ int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, j
 	if (copy_process_settings(&c) < 0 || resolve_home(&c, envp) < 0 ||
 	    resolve_workspace(&c) < 0 || add_base(plan, err) < 0 || add_home(&c) < 0 ||
 	    add_workspace(&c) < 0 || add_fs_entries(&c) < 0 || build_env(&c, envp) < 0 ||
-	    check_isolation(&c) < 0 ||
+	    check_isolation(&c) < 0 || narrow_exec(&c) < 0 ||
 	    jr_seccomp_build(policy, seccomp_extras(policy, plan), &plan->seccomp, err) < 0 ||
 	    jr_landlock_plan(policy, plan, &plan->landlock, err) < 0 ||
 	    jr_plan_assess_clauses(policy, plan, err) < 0)

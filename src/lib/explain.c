@@ -143,7 +143,9 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 		return true;
 	case JR_CL_EXEC:
 		if (plan->landlock.enabled) {
-			snprintf(mech, size, "Landlock: execution only beneath the exec trees");
+			snprintf(mech, size, plan->exec_narrowed
+					 ? "Landlock: execution only beneath the exec trees; the writable trees outside them are mounted noexec (no ld.so or mmap trick) and memfd_create must seal memfds against execution (seccomp)"
+					 : "Landlock: execution only beneath the exec trees (checked at execve only: without namespaces the dynamic loader can still map a program)");
 			return true;
 		}
 		snprintf(mech, size, "restricting execution needs Landlock, which this kernel lacks");
@@ -287,9 +289,9 @@ static void describe_mount(const struct jr_mount *m, jr_line_fn fn, void *ud)
 {
 	switch (m->kind) {
 	case JR_MOUNT_BIND:
-		jr_emitf(fn, ud, "  %s <- %s (%s bind, nosuid, nodev%s) [%s]", m->target, m->source,
-		     m->readonly ? "ro" : "rw",
-		     m->callers && getuid() == 0 ? ", idmapped to the caller" : "", m->origin);
+		jr_emitf(fn, ud, "  %s <- %s (%s bind, nosuid, nodev%s%s) [%s]", m->target, m->source,
+			 m->readonly ? "ro" : "rw", m->noexec ? ", noexec" : "",
+			 m->callers && getuid() == 0 ? ", idmapped to the caller" : "", m->origin);
 		break;
 	case JR_MOUNT_TMPFS:
 		jr_emitf(fn, ud, "  %s (tmpfs%s, mode %04o%s) [%s]", m->target,

@@ -54,6 +54,7 @@ struct jr_mount {
 	bool placeholder; /* a missing protected path: created on the host for the run */
 	bool on_link;     /* target is a symlink: mount onto the link itself, not its target */
 	const char *placeholder_text; /* a file placeholder's content (static), or NULL */
+	bool noexec;      /* exec narrowing: nothing here may be mapped executable */
 	mode_t mode;    /* tmpfs root mode */
 	uint64_t size;  /* tmpfs size in bytes, 0 = kernel default */
 	const char *origin; /* which setting asked for it, for messages */
@@ -108,6 +109,7 @@ struct jr_plan {
 	} seccomp;
 	bool setid_guard; /* root caller with a writable tree of its own */
 	bool landlock_only; /* isolation landlock: no namespaces */
+	bool exec_narrowed; /* exec PATH... in effect: noexec writable trees, no memfd exec */
 	bool private_home, private_tmp; /* landlock_only: directories made for the run */
 	struct jr_landlock_plan landlock;
 	char **envp;     /* the command's environment */
@@ -181,6 +183,7 @@ enum {
 	JR_SC_EXTRA_SETID = 1,	       /* refuse setuid/setgid bits: a root caller's writable trees */
 	JR_SC_EXTRA_LANDLOCK_ONLY = 2, /* no unix sockets by path, no SysV IPC */
 	JR_SC_EXTRA_NO_IP = 4,	       /* with LANDLOCK_ONLY and net none: no IP sockets */
+	JR_SC_EXTRA_NO_MEMFD_EXEC = 8, /* exec narrowing: memfds sealed against execution */
 };
 struct jr_seccomp;
 int jr_seccomp_build(const jr_policy_t *p, unsigned extras, struct jr_seccomp *out,

@@ -107,7 +107,8 @@ static int open_bind_source(const struct jr_mount *m, int *tree_out, bool *is_di
 		return jr_fail(err, errno, "open_tree %s", m->source);
 	/* A clone of a shared mount is a peer of the host's mount: make it
 	 * private before anything is mounted beneath it in the jail. */
-	uint64_t set = BIND_ATTRS | (m->readonly ? MOUNT_ATTR_RDONLY : 0);
+	uint64_t set = BIND_ATTRS | (m->readonly ? MOUNT_ATTR_RDONLY : 0) |
+		       (m->noexec ? MOUNT_ATTR_NOEXEC : 0);
 	if (set_attrs(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, set, MS_PRIVATE) < 0)
 		return jr_fail(err, errno, "mount_setattr %s", m->source);
 	*tree_out = jr_steal_fd(&tree);
@@ -465,8 +466,9 @@ static int mount_one(struct root_builder *b, const struct jr_mount *m, int sourc
 			return jr_fail(err, errno, "move_mount");
 		return 0;
 	case JR_MOUNT_TMPFS:
-		if (new_tmpfs_sized(m->mode, m->size, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &fresh,
-				    err) < 0)
+		if (new_tmpfs_sized(m->mode, m->size,
+				    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->noexec ? MOUNT_ATTR_NOEXEC : 0),
+				    &fresh, err) < 0)
 			return -1;
 		if (attach(fresh, target) < 0)
 			return jr_fail(err, errno, "move_mount");

@@ -196,6 +196,18 @@ static int add_landlock_only(struct builder *b, bool no_ip)
 	return 0;
 }
 
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+
+/* Exec narrowing: a memfd (on an internal mount Landlock does not see)
+ * could carry code to execve; memfd_create must seal it against that. */
+static int add_no_memfd_exec(struct builder *b)
+{
+	struct scmp_arg_cmp c = SCMP_A1_64(SCMP_CMP_MASKED_EQ, MFD_NOEXEC_SEAL, 0);
+	return add(b, SCMP_ACT_ERRNO(EPERM), "memfd_create", 1, &c);
+}
+
 static enum scmp_compare to_cmp(int op)
 {
 	switch (op) {
@@ -289,7 +301,8 @@ int jr_seccomp_build(const jr_policy_t *p, unsigned extras, struct jr_seccomp *o
 		out->builtin = own.ctx;
 		if (((extras & JR_SC_EXTRA_SETID) && add_setid_guard(&own) < 0) ||
 		    ((extras & JR_SC_EXTRA_LANDLOCK_ONLY) &&
-		     add_landlock_only(&own, extras & JR_SC_EXTRA_NO_IP) < 0))
+		     add_landlock_only(&own, extras & JR_SC_EXTRA_NO_IP) < 0) ||
+		    ((extras & JR_SC_EXTRA_NO_MEMFD_EXEC) && add_no_memfd_exec(&own) < 0))
 			goto fail;
 		out->builtin_rules = own.rules;
 	}

@@ -97,6 +97,23 @@ case_landlock_exec() {
 	check_rc 126 "with exec /usr, Landlock refuses to execute it"
 	jr -D 'exec /usr' -- /usr/bin/true
 	check_rc 0 "while /usr/bin/true still runs"
+	jr -D 'exec /usr' -- /lib64/ld-linux-x86-64.so.2 ./mytrue
+	check "the dynamic loader cannot map it either (the workspace is noexec)" test "$RC" -ne 0
+	jr -- /lib64/ld-linux-x86-64.so.2 ./mytrue
+	check_rc 0 "which it can without exec narrowing (control)"
+	jr -D 'exec /usr' -- python3 -c 'import os
+fd = os.memfd_create("x", 8)  # MFD_NOEXEC_SEAL
+os.write(fd, open("/usr/bin/true", "rb").read())
+try:
+    os.execv("/proc/self/fd/%d" % fd, ["true"])
+except OSError:
+    print("memfd-refused")
+try:
+    os.memfd_create("y"); print("unsealed-allowed")
+except OSError:
+    print("unsealed-refused")'
+	check "a memfd cannot be executed" contains "$OUT" memfd-refused
+	check "and an unsealed memfd cannot be made" contains "$OUT" unsealed-refused
 }
 
 case_landlock_scopes() {
