@@ -116,7 +116,11 @@ struct jr_result {
 };
 
 /* Runs argv in a new jail built from plan and waits for it.  Returns -1
- * only when the jail could not be built (then the command never ran). */
+ * only when the jail could not be built (then the command never ran).
+ * The jail's init is a raw clone3 child that allocates memory before it
+ * execs: call jr_run from a single-threaded process (or a fork of one),
+ * as another thread could hold the allocator's lock at the clone.
+ * Descriptors 0-2 that are closed are opened on /dev/null first. */
 int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_options *opts,
 	   struct jr_result *result, jr_error_t **err);
 
