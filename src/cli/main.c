@@ -27,6 +27,8 @@ enum {
 	OPT_EXPLAIN,
 	OPT_DOCTOR,
 	OPT_ISOLATION,
+	OPT_TIMEOUT,
+	OPT_KILL_AFTER,
 	OPT_VERSION,
 	OPT_PTY,
 	OPT_NO_PTY,
@@ -49,6 +51,8 @@ static const struct option long_options[] = {
 	{ "explain", no_argument, NULL, OPT_EXPLAIN },
 	{ "doctor", no_argument, NULL, OPT_DOCTOR },
 	{ "isolation", required_argument, NULL, OPT_ISOLATION },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
 	{ "pty", no_argument, NULL, OPT_PTY },
 	{ "no-pty", no_argument, NULL, OPT_NO_PTY },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -78,6 +82,8 @@ static void usage(FILE *out)
 	      "      --isolation MODE    namespaces (default) or landlock: no namespaces,\n"
 	      "                          Landlock and seccomp alone (where user namespaces\n"
 	      "                          are unavailable; refuses what it cannot enforce)\n"
+	      "      --timeout SECONDS   wall-clock limit: SIGTERM to the whole jail, SIGKILL\n"
+	      "                          --kill-after SECONDS later (default 2); exit 124\n"
 	      "      --env NAME=VALUE    set a variable in the command's environment\n"
 	      "      --keep-env NAME     pass NAME even if the policy scrubs it\n"
 	      "      --keep-fd N         pass descriptor N into the jail (repeatable)\n"
@@ -179,6 +185,10 @@ static int parse_option(struct cli *cli, int opt, const char *arg)
 		return add_override(cli, "net", arg);
 	case OPT_ISOLATION:
 		return add_override(cli, "isolation", arg);
+	case OPT_TIMEOUT:
+		return add_override(cli, "limit time", arg);
+	case OPT_KILL_AFTER:
+		return add_override(cli, "limit kill-after", arg);
 	case OPT_ENV:
 		return add_override(cli, "env set", arg);
 	case OPT_KEEP_ENV:

@@ -113,6 +113,7 @@ struct jr_result {
 	int signal;    /* the signal that killed it, else 0 */
 	int status;    /* what a shell would report: exit code or 128+signal, 126/127 */
 	int exec_errno; /* non-zero: execve failed with it (status is then 126 or 127) */
+	bool timed_out; /* the time limit ended it (status is then 124) */
 };
 
 /* Runs argv in a new jail built from plan and waits for it.  Returns -1

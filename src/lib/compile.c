@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -742,6 +743,25 @@ static int check_isolation(struct compiler *c)
 	return 0;
 }
 
+/* The limits this version enforces: wall-clock time (the supervisor) and
+ * the per-process rlimits (set by the command's process before execve).
+ * A core file is never written unless the policy asks for one. */
+static void plan_limits(const jr_policy_t *p, jr_plan_t *plan)
+{
+	const struct jr_limit *l = p->limits;
+	plan->time_ms = l[JR_LIMIT_TIME].s.set ? l[JR_LIMIT_TIME].value : 0;
+	plan->kill_after_ms = l[JR_LIMIT_KILL_AFTER].s.set ? l[JR_LIMIT_KILL_AFTER].value : 2000;
+	plan->n_rlimits = 0;
+	plan->rlimits[plan->n_rlimits++] =
+		(struct jr_rlimit_plan){ RLIMIT_CORE, l[JR_LIMIT_CORE].s.set ? l[JR_LIMIT_CORE].value : 0 };
+	if (l[JR_LIMIT_NOFILE].s.set)
+		plan->rlimits[plan->n_rlimits++] =
+			(struct jr_rlimit_plan){ RLIMIT_NOFILE, l[JR_LIMIT_NOFILE].value };
+	if (l[JR_LIMIT_FSIZE].s.set)
+		plan->rlimits[plan->n_rlimits++] =
+			(struct jr_rlimit_plan){ RLIMIT_FSIZE, l[JR_LIMIT_FSIZE].value };
+}
+
 int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, jr_error_t **err)
 {
 	jr_plan_t *plan = calloc(1, sizeof(*plan));
@@ -757,7 +777,7 @@ int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, j
 	if (copy_process_settings(&c) < 0 || resolve_home(&c, envp) < 0 ||
 	    resolve_workspace(&c) < 0 || add_base(plan, err) < 0 || add_home(&c) < 0 ||
 	    add_workspace(&c) < 0 || add_fs_entries(&c) < 0 || build_env(&c, envp) < 0 ||
-	    check_isolation(&c) < 0 || narrow_exec(&c) < 0 ||
+	    check_isolation(&c) < 0 || narrow_exec(&c) < 0 || (plan_limits(policy, plan), 0) ||
 	    jr_seccomp_build(policy, seccomp_extras(policy, plan), &plan->seccomp, err) < 0 ||
 	    jr_landlock_plan(policy, plan, &plan->landlock, err) < 0 ||
 	    jr_plan_assess_clauses(policy, plan, err) < 0)

@@ -200,11 +200,28 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 		snprintf(mech, size, "keeping capabilities is %s (all are dropped)", not_yet);
 		return false;
 	case JR_CL_LIMIT:
-		for (int k = 0; k < JR_LIMIT_COUNT; k++)
-			if (p->limits[k].s.set && same_loc(&cl->loc, &p->limits[k].s.loc)) {
-				snprintf(mech, size, "resource limits are %s", not_yet);
+		for (int k = 0; k < JR_LIMIT_COUNT; k++) {
+			if (!p->limits[k].s.set || !same_loc(&cl->loc, &p->limits[k].s.loc))
+				continue;
+			switch ((enum jr_limit_id)k) {
+			case JR_LIMIT_TIME:
+				snprintf(mech, size, "wall clock, kept by jailrun outside the jail: at the limit SIGTERM to every process of the jail, SIGKILL %.1f s later, exit status 124",
+					 (double)plan->kill_after_ms / 1000);
+				return true;
+			case JR_LIMIT_KILL_AFTER:
+				snprintf(mech, size, "the grace between SIGTERM and SIGKILL when the time limit is reached");
+				return true;
+			case JR_LIMIT_NOFILE:
+			case JR_LIMIT_FSIZE:
+			case JR_LIMIT_CORE:
+				snprintf(mech, size, "setrlimit (%s), soft and hard, before execve",
+					 k == JR_LIMIT_NOFILE ? "RLIMIT_NOFILE" : k == JR_LIMIT_FSIZE ? "RLIMIT_FSIZE" : "RLIMIT_CORE");
+				return true;
+			default:
+				snprintf(mech, size, "limit %s is %s", mode, not_yet);
 				return false;
 			}
+		}
 		break;
 	case JR_CL_SECCOMP:
 		if (!strcmp(mode, "default") && !same_loc(&cl->loc, &p->seccomp_default_s.loc))

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -113,6 +114,15 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 		close(master);
 	}
 	umask(umask_saved);
+	for (size_t i = 0; i < ctx->plan->n_rlimits; i++) {
+		const struct jr_rlimit_plan *l = &ctx->plan->rlimits[i];
+		struct rlimit rl = { l->value, l->value };
+		if (setrlimit(l->resource, &rl) < 0) {
+			jr_fail(&err, errno, "setrlimit %d to %llu (above the caller's hard limit?)",
+				l->resource, (unsigned long long)l->value);
+			payload_fail(fail_pipe, err, 0);
+		}
+	}
 	if (chdir(ctx->plan->workspace) < 0) {
 		jr_fail(&err, errno, "chdir %s", ctx->plan->workspace);
 		payload_fail(fail_pipe, err, 0);
@@ -274,9 +284,51 @@ static void forward_signal(pid_t payload, int sig)
 }
 
 /* Reaps everything; returns once the command has exited, with its status. */
-static int reap_until_payload_exits(int signal_fd, pid_t payload)
+/* Time is up: SIGTERM to every process of the jail (woken, if stopped). */
+static void terminate_all(const struct jr_plan *plan, pid_t payload)
+{
+	if (!plan->landlock_only) {
+		kill(-1, SIGTERM); /* from pid 1: everyone else in the namespace */
+		kill(-1, SIGCONT);
+		return;
+	}
+	kill(-payload, SIGTERM);
+	kill(-payload, SIGCONT);
+	char buf[8192];
+	int fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *p = buf, *end; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		kill((pid_t)pid, SIGTERM);
+		kill((pid_t)pid, SIGCONT);
+	}
+}
+
+static void kill_everything_else(const struct jr_plan *plan);
+
+/* Reaps everything; returns once the command has exited, with its status,
+ * or when the supervisor says to kill it all (time's grace is over). */
+static int reap_until_payload_exits(const struct jr_init_ctx *ctx, int signal_fd, pid_t payload)
 {
 	for (;;) {
+		struct pollfd pfd[2] = { { .fd = signal_fd, .events = POLLIN },
+					 { .fd = ctx->ctl, .events = POLLIN } };
+		if (poll(pfd, 2, -1) < 0)
+			continue;
+		if (pfd[1].revents) {
+			struct jr_msg msg;
+			int r = jr_msg_recv(ctx->ctl, &msg, NULL, NULL);
+			if (r > 0 && msg.type == JR_MSG_TERMINATE)
+				terminate_all(ctx->plan, payload);
+			else if (r <= 0) /* the supervisor is gone, or says: kill */
+				return W_EXITCODE(0, SIGKILL);
+			continue;
+		}
 		struct signalfd_siginfo si;
 		ssize_t n = read(signal_fd, &si, sizeof(si));
 		if (n != sizeof(si)) {
@@ -434,7 +486,7 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 	struct payload_failure failure = { 0 };
 	ssize_t got = read(fail_pipe[0], &failure, sizeof(failure));
 	close(fail_pipe[0]);
-	int status = reap_until_payload_exits(signal_fd, payload);
+	int status = reap_until_payload_exits(ctx, signal_fd, payload);
 	kill_everything_else(ctx->plan);
 
 	if (got == (ssize_t)sizeof(failure) && !failure.is_exec) {

@@ -110,6 +110,13 @@ struct jr_plan {
 	bool setid_guard; /* root caller with a writable tree of its own */
 	bool landlock_only; /* isolation landlock: no namespaces */
 	bool exec_narrowed; /* exec PATH... in effect: noexec writable trees, no memfd exec */
+	uint64_t time_ms;       /* wall-clock limit, 0 = none */
+	uint64_t kill_after_ms; /* grace between SIGTERM and SIGKILL at the limit */
+	struct jr_rlimit_plan {
+		int resource;
+		uint64_t value;
+	} rlimits[3];
+	size_t n_rlimits;
 	bool private_home, private_tmp; /* landlock_only: directories made for the run */
 	struct jr_landlock_plan landlock;
 	char **envp;     /* the command's environment */
@@ -242,6 +249,7 @@ enum jr_msg_type {
 	JR_MSG_ERROR,   /* init -> supervisor: setup failed, text says where */
 	JR_MSG_EXITED,  /* init -> supervisor: the command's wait status */
 	JR_MSG_LOG,     /* init -> supervisor: a progress line */
+	JR_MSG_TERMINATE, /* supervisor -> init: time is up, SIGTERM every process of the jail */
 };
 
 struct jr_msg {

@@ -855,8 +855,8 @@ static int d_caps(struct parser *ps, struct line *l)
 static int d_limit(struct parser *ps, struct line *l)
 {
 	static const char *const kinds[] = { "memory", "pids", "cpu", "time", "nofile",
-					     "fsize",  "core", "output", NULL };
-	if (need_args(ps, l, 2, 2, "limit memory|pids|cpu|time|nofile|fsize|core|output VALUE") < 0)
+					     "fsize",  "core", "output", "kill-after", NULL };
+	if (need_args(ps, l, 2, 2, "limit memory|pids|cpu|time|nofile|fsize|core|output|kill-after VALUE") < 0)
 		return -1;
 	int k = keyword(ps, &l->w[1], "limit", kinds);
 	if (k < 0)
@@ -868,7 +868,8 @@ static int d_limit(struct parser *ps, struct line *l)
 	case JR_LIMIT_PIDS: ok = jr_parse_u64(v, 1, 4194304, &lim->value); break;
 	case JR_LIMIT_NOFILE: ok = jr_parse_u64(v, 3, 1048576, &lim->value); break;
 	case JR_LIMIT_CPU: ok = jr_parse_cpus(v, &lim->value); break;
-	case JR_LIMIT_TIME: ok = jr_parse_duration_ms(v, &lim->value); break;
+	case JR_LIMIT_TIME:
+	case JR_LIMIT_KILL_AFTER: ok = jr_parse_duration_ms(v, &lim->value); break;
 	case JR_LIMIT_CORE: ok = !strcmp(v, "0") ? (lim->value = 0, true) : jr_parse_size(v, &lim->value); break;
 	default: ok = jr_parse_size(v, &lim->value); break;
 	}
@@ -877,7 +878,7 @@ static int d_limit(struct parser *ps, struct line *l)
 				 k == JR_LIMIT_PIDS ? "a count 1-4194304"
 				 : k == JR_LIMIT_NOFILE ? "a count 3-1048576"
 				 : k == JR_LIMIT_CPU ? "cores, e.g. 1 or 1.5"
-				 : k == JR_LIMIT_TIME ? "seconds, or 90s, 2m, 1h, 500ms"
+				 : k == JR_LIMIT_TIME || k == JR_LIMIT_KILL_AFTER ? "seconds, or 90s, 2m, 1h, 500ms"
 						      : "a size such as 512M or 2G");
 	set_scalar(ps, &lim->s, &l->w[0]);
 	return 0;

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -49,6 +51,9 @@ struct supervisor {
 	struct jr_placeholders placeholders;
 	char private_dir[4096]; /* Landlock-only isolation: home/ and tmp/ for the run */
 	unsigned pty_mask;
+	int timer_fd;      /* limit time: first the limit, then the grace */
+	bool terminating;  /* SIGTERM sent, grace running */
+	bool timed_out;
 	/* outcome */
 	bool init_exited;
 	int init_status;
@@ -262,15 +267,57 @@ static void reap_init(struct supervisor *s)
 						    : W_EXITCODE(0, info.si_status);
 }
 
+static int arm_timer(struct supervisor *s, uint64_t ms, jr_error_t **err)
+{
+	if (s->timer_fd < 0 && (s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) < 0)
+		return jr_fail(err, errno, "timerfd_create");
+	struct itimerspec t = { .it_value = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L } };
+	if (timerfd_settime(s->timer_fd, 0, &t, NULL) < 0)
+		return jr_fail(err, errno, "timerfd_settime");
+	return 0;
+}
+
+/* The time limit: SIGTERM to every process of the jail (through init),
+ * then after the grace tell init to kill everything (closing our side of
+ * the channel does that, and works even if init does not read it). */
+static int on_timer(struct supervisor *s, jr_error_t **err)
+{
+	uint64_t ticks;
+	if (read(s->timer_fd, &ticks, sizeof(ticks)) < 0)
+		return 0;
+	if (!s->terminating) {
+		say(s, "time limit of %.1f s reached: SIGTERM to the jail", (double)s->plan->time_ms / 1000);
+		s->terminating = s->timed_out = true;
+		struct jr_msg msg = { .type = JR_MSG_TERMINATE };
+		jr_msg_send(s->ctl, &msg, -1, NULL);
+		return arm_timer(s, s->plan->kill_after_ms, err);
+	}
+	say(s, "grace of %.1f s over: killing the jail", (double)s->plan->kill_after_ms / 1000);
+	shutdown(s->ctl, SHUT_WR);
+	if (!s->plan->landlock_only)
+		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0); /* ends the pid namespace */
+	return 0;
+}
+
 static int supervise(struct supervisor *s, jr_error_t **err)
 {
+	if (s->plan->time_ms && arm_timer(s, s->plan->time_ms, err) < 0)
+		return -1;
 	while (!s->init_exited) {
-		struct pollfd pfd[6];
+		struct pollfd pfd[7];
 		int n = 0;
 		pfd[n++] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = s->signal_fd, .events = POLLIN };
-		if (s->ctl >= 0)
+		int timer_at = -1;
+		if (s->timer_fd >= 0) {
+			timer_at = n;
+			pfd[n++] = (struct pollfd){ .fd = s->timer_fd, .events = POLLIN };
+		}
+		int ctl_at = -1;
+		if (s->ctl >= 0) {
+			ctl_at = n;
 			pfd[n++] = (struct pollfd){ .fd = s->ctl, .events = POLLIN };
+		}
 		int first_pty = n;
 		n += jr_pty_relay_pollfds(&s->pty, &pfd[n]);
 		if (poll(pfd, (nfds_t)n, -1) < 0) {
@@ -280,7 +327,9 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 		}
 		if (pfd[1].revents)
 			handle_signals(s);
-		if (s->ctl >= 0 && pfd[2].revents && handle_ctl(s, err) < 0)
+		if (timer_at >= 0 && pfd[timer_at].revents && on_timer(s, err) < 0)
+			return -1;
+		if (ctl_at >= 0 && s->ctl >= 0 && pfd[ctl_at].revents && handle_ctl(s, err) < 0)
 			return -1;
 		jr_pty_relay_handle(&s->pty, &pfd[first_pty], n - first_pty);
 		if (pfd[0].revents)
@@ -297,6 +346,7 @@ static void fill_result(struct supervisor *s, struct jr_result *res)
 {
 	int status = s->have_exit_msg ? s->exit_msg.wait_status : s->init_status;
 	res->exec_errno = s->have_exit_msg ? s->exit_msg.exec_errno : 0;
+	res->timed_out = s->timed_out;
 	if (WIFSIGNALED(status)) {
 		res->exit_code = -1;
 		res->signal = WTERMSIG(status);
@@ -306,6 +356,8 @@ static void fill_result(struct supervisor *s, struct jr_result *res)
 		res->signal = 0;
 		res->status = res->exit_code;
 	}
+	if (s->timed_out)
+		res->status = JR_EXIT_TIMEOUT; /* as timeout(1) */
 }
 
 static void supervisor_cleanup(struct supervisor *s)
@@ -321,6 +373,8 @@ static void supervisor_cleanup(struct supervisor *s)
 		close(s->pidfd);
 	if (s->signal_fd >= 0)
 		close(s->signal_fd);
+	if (s->timer_fd >= 0)
+		close(s->timer_fd);
 	if (s->mask_saved)
 		sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
 	jr_error_free(s->jail_error);
@@ -380,7 +434,7 @@ int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_option
 {
 	static const struct jr_run_options defaults = { .pty = -1 };
 	struct supervisor s = { .plan = plan, .opts = opts ? opts : &defaults,
-				.ctl = -1, .signal_fd = -1, .pidfd = -1 };
+				.ctl = -1, .signal_fd = -1, .pidfd = -1, .timer_fd = -1 };
 	if (!argv || !argv[0])
 		return jr_fail(err, 0, "no command to run");
 	if (jr_plan_check_enforced(plan, err) < 0)
@@ -399,7 +453,8 @@ int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_option
 		*err = jr_steal_ptr(&s.jail_error);
 		r = -1;
 	}
-	if (r == 0 && !s.have_exit_msg && !(s.init_exited && WIFSIGNALED(s.init_status)))
+	if (r == 0 && !s.have_exit_msg && !s.timed_out &&
+	    !(s.init_exited && WIFSIGNALED(s.init_status)))
 		r = jr_fail(err, 0, "the jail's init exited without reporting the command's status");
 	if (r == 0) {
 		fill_result(&s, result);

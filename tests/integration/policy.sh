@@ -224,7 +224,7 @@ case_lint_and_explain() {
 	check "--lint of a bad one exits 125" test "$RC" -eq 125
 	jr -D 'limit memory 1G' --explain
 	check "--explain accepts a clause this version cannot enforce" test "$RC" -eq 0
-	check "and marks it NOT ENFORCED" contains "$OUT" "NOT ENFORCED: resource limits are not implemented in this version"
+	check "and marks it NOT ENFORCED" contains "$OUT" "NOT ENFORCED: limit memory is not implemented in this version"
 	check "--explain names the mechanism of enforced clauses" contains "$OUT" "-> own network namespace with only lo"
 	jr -D 'limit memory 1G' -- touch "$WS/ran"
 	check_rc 125 "running it fails closed"

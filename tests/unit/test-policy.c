@@ -1594,11 +1594,11 @@ static void test_caps_errors(void **state)
 static void test_limit_errors(void **state)
 {
 	(void)state;
-	expect_error("limit", CL ":1:1: limit: usage: limit memory|pids|cpu|time|nofile|fsize|core|output VALUE");
-	expect_error("limit memory", CL ":1:1: limit: usage: limit memory|pids|cpu|time|nofile|fsize|core|output VALUE");
-	expect_error("limit memory 1G 2G", CL ":1:17: limit: usage: limit memory|pids|cpu|time|nofile|fsize|core|output VALUE");
-	expect_error("limit swap 1G", CL ":1:7: unknown limit 'swap' (expected memory, pids, cpu, time, nofile, fsize, core, output)");
-	expect_error("limit memry 1G", CL ":1:7: unknown limit 'memry', did you mean 'memory'? (expected memory, pids, cpu, time, nofile, fsize, core, output)");
+	expect_error("limit", CL ":1:1: limit: usage: limit memory|pids|cpu|time|nofile|fsize|core|output|kill-after VALUE");
+	expect_error("limit memory", CL ":1:1: limit: usage: limit memory|pids|cpu|time|nofile|fsize|core|output|kill-after VALUE");
+	expect_error("limit memory 1G 2G", CL ":1:17: limit: usage: limit memory|pids|cpu|time|nofile|fsize|core|output|kill-after VALUE");
+	expect_error("limit swap 1G", CL ":1:7: unknown limit 'swap' (expected memory, pids, cpu, time, nofile, fsize, core, output, kill-after)");
+	expect_error("limit memry 1G", CL ":1:7: unknown limit 'memry', did you mean 'memory'? (expected memory, pids, cpu, time, nofile, fsize, core, output, kill-after)");
 	expect_error("limit memory 0", CL ":1:14: limit memory: bad value '0' (a size such as 512M or 2G)");
 	expect_error("limit memory 1.5G", CL ":1:14: limit memory: bad value '1.5G' (a size such as 512M or 2G)");
 	expect_error("limit fsize 12Q", CL ":1:13: limit fsize: bad value '12Q' (a size such as 512M or 2G)");
