@@ -274,6 +274,9 @@ static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 	jr_plan_free(plan);
 	if (r < 0)
 		return fail(err);
+	if (result.oom_killed)
+		fputs("jailrun: the memory limit was reached: the kernel's OOM killer ended a process of the jail\n",
+		      stderr);
 	if (result.exec_errno)
 		fprintf(stderr, "jailrun: %s: %s\n", argv[0],
 			result.exec_errno == ENOENT ? "command not found" : strerror(result.exec_errno));

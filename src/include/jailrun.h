@@ -114,6 +114,7 @@ struct jr_result {
 	int status;    /* what a shell would report: exit code or 128+signal, 126/127 */
 	int exec_errno; /* non-zero: execve failed with it (status is then 126 or 127) */
 	bool timed_out; /* the time limit ended it (status is then 124) */
+	bool oom_killed; /* the memory limit's OOM killer ended a process of the jail */
 };
 
 /* Runs argv in a new jail built from plan and waits for it.  Returns -1

@@ -777,7 +777,8 @@ int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, j
 	if (copy_process_settings(&c) < 0 || resolve_home(&c, envp) < 0 ||
 	    resolve_workspace(&c) < 0 || add_base(plan, err) < 0 || add_home(&c) < 0 ||
 	    add_workspace(&c) < 0 || add_fs_entries(&c) < 0 || build_env(&c, envp) < 0 ||
-	    check_isolation(&c) < 0 || narrow_exec(&c) < 0 || (plan_limits(policy, plan), 0) ||
+	    check_isolation(&c) < 0 || narrow_exec(&c) < 0 ||
+	    (plan_limits(policy, plan), jr_limits_plan(policy, plan), 0) ||
 	    jr_seccomp_build(policy, seccomp_extras(policy, plan), &plan->seccomp, err) < 0 ||
 	    jr_landlock_plan(policy, plan, &plan->landlock, err) < 0 ||
 	    jr_plan_assess_clauses(policy, plan, err) < 0)

@@ -217,6 +217,23 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 				snprintf(mech, size, "setrlimit (%s), soft and hard, before execve",
 					 k == JR_LIMIT_NOFILE ? "RLIMIT_NOFILE" : k == JR_LIMIT_FSIZE ? "RLIMIT_FSIZE" : "RLIMIT_CORE");
 				return true;
+			case JR_LIMIT_MEMORY:
+			case JR_LIMIT_PIDS:
+			case JR_LIMIT_CPU:
+				if (plan->limits_by == JR_LIMITS_CGROUP_V1) {
+					snprintf(mech, size, "a cgroup v1 group of the run's own (%s), removed afterwards",
+						 k == JR_LIMIT_MEMORY ? "memory.limit_in_bytes; OOM kills are reported"
+						 : k == JR_LIMIT_PIDS ? "pids.max" : "cpu.cfs_quota_us per 100 ms");
+					return true;
+				}
+				if (k == JR_LIMIT_CPU) {
+					snprintf(mech, size, "a share of cores needs a cgroup, which jailrun cannot make here (not root, or no cpu controller; delegated cgroup v2 is not used yet)");
+					return false;
+				}
+				snprintf(mech, size, "%s (no cgroup here: not root, or no such controller)",
+					 k == JR_LIMIT_MEMORY ? "RLIMIT_AS per process: address space, which counts more than resident memory"
+							      : "RLIMIT_NPROC: the jail's processes, counted in its user namespace");
+				return true;
 			default:
 				snprintf(mech, size, "limit %s is %s", mode, not_yet);
 				return false;

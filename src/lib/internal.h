@@ -82,6 +82,8 @@ struct jr_landlock_plan {
 	size_t n_rules;
 };
 
+#define JR_MAX_RLIMITS 6
+
 /* One policy clause and what enforces it on this host. */
 struct jr_plan_clause {
 	char *where;     /* "file:line:col" */
@@ -115,8 +117,10 @@ struct jr_plan {
 	struct jr_rlimit_plan {
 		int resource;
 		uint64_t value;
-	} rlimits[3];
+	} rlimits[JR_MAX_RLIMITS];
 	size_t n_rlimits;
+	uint64_t memory, pids, cpu_milli; /* 0 = none */
+	enum { JR_LIMITS_NONE, JR_LIMITS_CGROUP_V1, JR_LIMITS_RLIMIT } limits_by;
 	bool private_home, private_tmp; /* landlock_only: directories made for the run */
 	struct jr_landlock_plan landlock;
 	char **envp;     /* the command's environment */
@@ -212,6 +216,20 @@ int jr_landlock_ruleset(const struct jr_landlock_plan *ll, const char *extra_rw,
 			jr_error_t **err);
 /* In the command's process, after no_new_privs; closes the ruleset. */
 int jr_landlock_restrict(const struct jr_landlock_plan *ll, int ruleset, jr_error_t **err);
+
+/* ---- limits.c ------------------------------------------------------- */
+
+struct jr_cgroup {
+	char dirs[3][256];
+	int n;
+	const char *memory; /* the memory group, for the OOM count */
+};
+
+void jr_limits_plan(const jr_policy_t *p, jr_plan_t *plan);
+int jr_cgroup_create(const jr_plan_t *plan, struct jr_cgroup *cg, jr_error_t **err);
+int jr_cgroup_attach(struct jr_cgroup *cg, pid_t pid, jr_error_t **err);
+bool jr_cgroup_oom_killed(const struct jr_cgroup *cg);
+void jr_cgroup_destroy(struct jr_cgroup *cg);
 
 /* ---- placeholder.c --------------------------------------------------- */
 

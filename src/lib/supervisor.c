@@ -52,6 +52,7 @@ struct supervisor {
 	char private_dir[4096]; /* Landlock-only isolation: home/ and tmp/ for the run */
 	unsigned pty_mask;
 	int timer_fd;      /* limit time: first the limit, then the grace */
+	struct jr_cgroup cgroup;
 	bool terminating;  /* SIGTERM sent, grace running */
 	bool timed_out;
 	/* outcome */
@@ -347,6 +348,7 @@ static void fill_result(struct supervisor *s, struct jr_result *res)
 	int status = s->have_exit_msg ? s->exit_msg.wait_status : s->init_status;
 	res->exec_errno = s->have_exit_msg ? s->exit_msg.exec_errno : 0;
 	res->timed_out = s->timed_out;
+	res->oom_killed = jr_cgroup_oom_killed(&s->cgroup);
 	if (WIFSIGNALED(status)) {
 		res->exit_code = -1;
 		res->signal = WTERMSIG(status);
@@ -365,6 +367,7 @@ static void supervisor_cleanup(struct supervisor *s)
 	jr_pty_relay_stop(&s->pty);
 	jr_mount_sources_close(&s->sources);
 	jr_placeholders_remove(&s->placeholders);
+	jr_cgroup_destroy(&s->cgroup);
 	if (s->private_dir[0])
 		jr_remove_tree(s->private_dir);
 	if (s->ctl >= 0)
@@ -388,6 +391,8 @@ static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err
 	} else if (jr_placeholders_create(s->plan, &s->placeholders, err) < 0) {
 		return -1;
 	}
+	if (jr_cgroup_create(s->plan, &s->cgroup, err) < 0)
+		return -1;
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		return jr_fail(err, errno, "socketpair");
@@ -419,7 +424,10 @@ static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err
 	if (s->init_pid < 0)
 		return -1;
 	say(s, "namespaces created, init is pid %d", (int)s->init_pid);
-	if (release_init(s, s->pty_mask, err) < 0) {
+	/* Into the run's cgroups before init is released: everything the jail
+	 * starts is born inside them. */
+	if (jr_cgroup_attach(&s->cgroup, s->init_pid, err) < 0 ||
+	    release_init(s, s->pty_mask, err) < 0) {
 		kill(s->init_pid, SIGKILL);
 		reap_init(s);
 		return -1;

@@ -46,10 +46,37 @@ case_rlimits() {
 	check "with SIGXFSZ" test "$RC" -eq 153
 }
 
-case_not_yet() {
-	jr -D 'limit memory 256M' -- touch "$WS/ran"
-	check_rc 125 "limits that need cgroups are refused until they are enforced"
-	check "nothing ran" test ! -e "$WS/ran"
+case_memory() {
+	jr --policy strict -D 'limit memory 256M' -- python3 -c 'x = bytearray(2 * 1024**3); print("allocated")'
+	check "a 2 GiB allocation under limit memory 256M does not happen" lacks "$OUT" allocated
+	if [ "$JR_MODE" = root ]; then
+		check_rc 137 "as root (a cgroup of the run's own) the OOM killer ends it"
+		check "and jailrun reports it as an OOM kill" contains "$ERR" "the memory limit was reached"
+		check "the run's cgroups are removed" sh -c "! ls /sys/fs/cgroup/memory /sys/fs/cgroup/pids | grep -q '^jailrun-'"
+	else
+		check "unprivileged (RLIMIT_AS) the allocation fails" contains "$ERR" MemoryError
+	fi
 }
 
-run_cases case_timeout case_timeout_kills_the_tree case_timeout_not_reached case_rlimits case_not_yet
+case_fork_bomb() {
+	jr -D 'limit pids 64' --timeout 3 -- bash -c 'bomb() { bomb | bomb & }; bomb; sleep 10'
+	check_rc 124 "a fork bomb under limit pids 64 is contained until the time limit ends it"
+	check "the host is still responsive, and nothing of the bomb is left" gone_within_5s "bash -c bomb"
+	jr -D 'limit pids 64' -- sh -c 'for i in $(seq 100); do sleep 2 & done'
+	check "the 65th process cannot be made" contains "$ERR" "fork"
+}
+
+case_not_yet() {
+	jr -D 'limit output 1M' -- touch "$WS/ran"
+	check_rc 125 "limit output is refused until it is enforced"
+	check "nothing ran" test ! -e "$WS/ran"
+	jr -D 'limit cpu 1' -- true
+	if [ "$JR_MODE" = root ]; then
+		check_rc 0 "limit cpu works as root (a cgroup's cfs quota)"
+	else
+		check_rc 125 "limit cpu is refused without a cgroup (no rlimit means a share of cores)"
+	fi
+}
+
+run_cases case_timeout case_timeout_kills_the_tree case_timeout_not_reached case_rlimits case_memory \
+	case_fork_bomb case_not_yet

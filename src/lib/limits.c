@@ -1,0 +1,155 @@
+/* memory, pids and cpu limits: a cgroup of the run's own where jailrun
+ * can make one, rlimits otherwise, refused where neither means what the
+ * policy asks.
+ *
+ * This version makes cgroup v1 groups (root, on a v1 or hybrid host);
+ * delegated cgroup v2 subtrees are not used yet.  Without a cgroup:
+ * memory becomes RLIMIT_AS (address space, which counts more than what is
+ * resident: a limit that bites early, never late), pids becomes
+ * RLIMIT_NPROC (counted per user namespace, so only the jail's processes),
+ * and cpu, a share of cores, has no rlimit that means the same: refused. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define CGROUP_V1 "/sys/fs/cgroup"
+
+static bool v1_controller(const char *name)
+{
+	char path[128];
+	struct stat st;
+	snprintf(path, sizeof(path), CGROUP_V1 "/%s/cgroup.procs", name);
+	return stat(path, &st) == 0;
+}
+
+void jr_limits_plan(const jr_policy_t *p, jr_plan_t *plan)
+{
+	const struct jr_limit *l = p->limits;
+	plan->memory = l[JR_LIMIT_MEMORY].s.set ? l[JR_LIMIT_MEMORY].value : 0;
+	plan->pids = l[JR_LIMIT_PIDS].s.set ? l[JR_LIMIT_PIDS].value : 0;
+	plan->cpu_milli = l[JR_LIMIT_CPU].s.set ? l[JR_LIMIT_CPU].value : 0;
+	plan->limits_by = JR_LIMITS_NONE;
+	if (!plan->memory && !plan->pids && !plan->cpu_milli)
+		return;
+	if (getuid() == 0 && !plan->landlock_only && (!plan->memory || v1_controller("memory")) &&
+	    (!plan->pids || v1_controller("pids")) && (!plan->cpu_milli || v1_controller("cpu"))) {
+		plan->limits_by = JR_LIMITS_CGROUP_V1;
+		return;
+	}
+	plan->limits_by = JR_LIMITS_RLIMIT;
+	if (plan->memory && plan->n_rlimits < JR_MAX_RLIMITS)
+		plan->rlimits[plan->n_rlimits++] = (struct jr_rlimit_plan){ RLIMIT_AS, plan->memory };
+	if (plan->pids && plan->n_rlimits < JR_MAX_RLIMITS)
+		plan->rlimits[plan->n_rlimits++] = (struct jr_rlimit_plan){ RLIMIT_NPROC, plan->pids };
+}
+
+/* ---- cgroup v1, one group per controller per run ------------------- */
+
+static int write_file(const char *dir, const char *name, const char *value, jr_error_t **err)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return jr_fail(err, errno, "cgroup: %s", path);
+	ssize_t n = write(fd, value, strlen(value));
+	int e = errno;
+	close(fd);
+	if (n != (ssize_t)strlen(value))
+		return jr_fail(err, n < 0 ? e : EIO, "cgroup: writing '%s' to %s", value, path);
+	return 0;
+}
+
+static int make_group(struct jr_cgroup *cg, const char *controller, jr_error_t **err)
+{
+	char *dir = cg->dirs[cg->n];
+	snprintf(dir, sizeof(cg->dirs[0]), CGROUP_V1 "/%s/jailrun-%d", controller, (int)getpid());
+	if (mkdir(dir, 0755) < 0)
+		return jr_fail(err, errno, "cgroup: mkdir %s", dir);
+	cg->n++;
+	return 0;
+}
+
+int jr_cgroup_create(const jr_plan_t *plan, struct jr_cgroup *cg, jr_error_t **err)
+{
+	memset(cg, 0, sizeof(*cg));
+	if (plan->limits_by != JR_LIMITS_CGROUP_V1)
+		return 0;
+	char v[64];
+	if (plan->memory) {
+		if (make_group(cg, "memory", err) < 0)
+			return -1;
+		cg->memory = cg->dirs[cg->n - 1];
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)plan->memory);
+		/* Without swap too, where the kernel accounts it: no escape there. */
+		if (write_file(cg->memory, "memory.limit_in_bytes", v, err) < 0)
+			return -1;
+		char sw[512];
+		snprintf(sw, sizeof(sw), "%s/memory.memsw.limit_in_bytes", cg->memory);
+		if (access(sw, W_OK) == 0 && write_file(cg->memory, "memory.memsw.limit_in_bytes", v, err) < 0)
+			return -1;
+	}
+	if (plan->pids) {
+		if (make_group(cg, "pids", err) < 0)
+			return -1;
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)plan->pids);
+		if (write_file(cg->dirs[cg->n - 1], "pids.max", v, err) < 0)
+			return -1;
+	}
+	if (plan->cpu_milli) {
+		if (make_group(cg, "cpu", err) < 0)
+			return -1;
+		/* cfs_quota_us per 100 ms period: 1.5 cores = 150000. */
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)plan->cpu_milli * 100);
+		if (write_file(cg->dirs[cg->n - 1], "cpu.cfs_period_us", "100000", err) < 0 ||
+		    write_file(cg->dirs[cg->n - 1], "cpu.cfs_quota_us", v, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int jr_cgroup_attach(struct jr_cgroup *cg, pid_t pid, jr_error_t **err)
+{
+	char v[32];
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	for (int i = 0; i < cg->n; i++)
+		if (write_file(cg->dirs[i], "cgroup.procs", v, err) < 0)
+			return -1;
+	return 0;
+}
+
+bool jr_cgroup_oom_killed(const struct jr_cgroup *cg)
+{
+	if (!cg->memory)
+		return false;
+	char path[512], buf[256];
+	snprintf(path, sizeof(path), "%s/memory.oom_control", cg->memory);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	const char *k = strstr(buf, "oom_kill ");
+	return k && strtoull(k + 9, NULL, 10) > 0;
+}
+
+void jr_cgroup_destroy(struct jr_cgroup *cg)
+{
+	/* The jail is gone by now (its pid namespace died with init); a
+	 * straggler still being torn down makes rmdir EBUSY for a moment. */
+	for (int i = 0; i < cg->n; i++)
+		for (int tries = 0; tries < 100 && rmdir(cg->dirs[i]) < 0 && errno == EBUSY; tries++)
+			usleep(10000);
+	cg->n = 0;
+}
