@@ -10,6 +10,7 @@
  * and cpu, a share of cores, has no rlimit that means the same: refused. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -80,11 +81,35 @@ static int make_group(struct jr_cgroup *cg, const char *controller, jr_error_t *
 	return 0;
 }
 
+/* Groups of runs whose jailrun was killed (SIGKILL leaves no time to
+ * clean up): once that jailrun is gone, its empty groups are removed. */
+static void collect_orphans(const char *controller)
+{
+	char dir[128];
+	snprintf(dir, sizeof(dir), CGROUP_V1 "/%s", controller);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int pid;
+		char path[512];
+		if (sscanf(e->d_name, "jailrun-%d", &pid) != 1 || (kill(pid, 0) == 0 || errno != ESRCH))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		rmdir(path); /* fails, harmlessly, while a process is still in it */
+	}
+	closedir(d);
+}
+
 int jr_cgroup_create(const jr_plan_t *plan, struct jr_cgroup *cg, jr_error_t **err)
 {
 	memset(cg, 0, sizeof(*cg));
 	if (plan->limits_by != JR_LIMITS_CGROUP_V1)
 		return 0;
+	static const char *const controllers[] = { "memory", "pids", "cpu" };
+	for (size_t i = 0; i < 3; i++)
+		collect_orphans(controllers[i]);
 	char v[64];
 	if (plan->memory) {
 		if (make_group(cg, "memory", err) < 0)

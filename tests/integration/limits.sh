@@ -53,6 +53,12 @@ case_memory() {
 		check_rc 137 "as root (a cgroup of the run's own) the OOM killer ends it"
 		check "and jailrun reports it as an OOM kill" contains "$ERR" "the memory limit was reached"
 		check "the run's cgroups are removed" sh -c "! ls /sys/fs/cgroup/memory /sys/fs/cgroup/pids | grep -q '^jailrun-'"
+		# A jailrun killed with SIGKILL leaves its groups; the next run
+		# with limits removes those whose jailrun is gone.
+		dead=$(sh -c 'echo $$')
+		mkdir -p "/sys/fs/cgroup/memory/jailrun-$dead"
+		jr -D 'limit memory 1G' -- true
+		check "a killed run's leftover cgroup is removed by the next" test ! -d "/sys/fs/cgroup/memory/jailrun-$dead"
 	else
 		check "unprivileged (RLIMIT_AS) the allocation fails" contains "$ERR" MemoryError
 	fi
