@@ -115,8 +115,11 @@ static void check_cgroups(jr_line_fn fn, void *ud)
 	struct stat st;
 	bool v2 = stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0;
 	bool hybrid = !v2 && stat("/sys/fs/cgroup/unified", &st) == 0;
-	jr_emitf(fn, ud, "cgroups              %s: resource limits are not enforced by this version yet",
-	    v2 ? "v2 (unified)" : hybrid ? "v1 with a v2 hierarchy (hybrid)" : "v1");
+	bool root = getuid() == 0;
+	jr_emitf(fn, ud, "cgroups              %s: limit memory/pids/cpu by %s",
+		 v2 ? "v2 (unified)" : hybrid ? "v1 with a v2 hierarchy (hybrid)" : "v1",
+		 !v2 && root ? "cgroup v1 groups of each run"
+			     : "rlimits (memory, pids; cpu is refused): delegated cgroup v2 is not used yet");
 }
 
 static void check_pasta(jr_line_fn fn, void *ud)

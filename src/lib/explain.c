@@ -230,6 +230,10 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 					snprintf(mech, size, "a share of cores needs a cgroup, which jailrun cannot make here (not root, or no cpu controller; delegated cgroup v2 is not used yet)");
 					return false;
 				}
+				if (k == JR_LIMIT_PIDS && plan->landlock_only) {
+					snprintf(mech, size, "without a cgroup or a user namespace, RLIMIT_NPROC would count all the user's processes on the host");
+					return false;
+				}
 				snprintf(mech, size, "%s (no cgroup here: not root, or no such controller)",
 					 k == JR_LIMIT_MEMORY ? "RLIMIT_AS per process: address space, which counts more than resident memory"
 							      : "RLIMIT_NPROC: the jail's processes, counted in its user namespace");

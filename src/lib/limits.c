@@ -6,8 +6,10 @@
  * delegated cgroup v2 subtrees are not used yet.  Without a cgroup:
  * memory becomes RLIMIT_AS (address space, which counts more than what is
  * resident: a limit that bites early, never late), pids becomes
- * RLIMIT_NPROC (counted per user namespace, so only the jail's processes),
- * and cpu, a share of cores, has no rlimit that means the same: refused. */
+ * RLIMIT_NPROC (counted per user namespace, so only the jail's processes;
+ * refused without one), and cpu, a share of cores, has no rlimit that
+ * means the same: refused.  The run's groups sit beneath the caller's own,
+ * whose limits keep holding. */
 #include "config.h"
 
 #include <dirent.h>
@@ -50,7 +52,10 @@ void jr_limits_plan(const jr_policy_t *p, jr_plan_t *plan)
 	plan->limits_by = JR_LIMITS_RLIMIT;
 	if (plan->memory && plan->n_rlimits < JR_MAX_RLIMITS)
 		plan->rlimits[plan->n_rlimits++] = (struct jr_rlimit_plan){ RLIMIT_AS, plan->memory };
-	if (plan->pids && plan->n_rlimits < JR_MAX_RLIMITS)
+	/* RLIMIT_NPROC counts per user namespace: without one (isolation
+	 * landlock) it would count all the user's processes on the host, which
+	 * is not what limit pids means, so that case is refused (explain.c). */
+	if (plan->pids && !plan->landlock_only && plan->n_rlimits < JR_MAX_RLIMITS)
 		plan->rlimits[plan->n_rlimits++] = (struct jr_rlimit_plan){ RLIMIT_NPROC, plan->pids };
 }
 
@@ -71,10 +76,34 @@ static int write_file(const char *dir, const char *name, const char *value, jr_e
 	return 0;
 }
 
+/* The caller's own group in a v1 hierarchy ("" for the root): the run's
+ * group goes beneath it, so the caller's own limits still hold for the
+ * jail (a group at the root would let a memory-limited caller out). */
+static void own_group(const char *controller, char *out, size_t size)
+{
+	out[0] = '\0';
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return;
+	char line[1024];
+	while (fgets(line, sizeof(line), f)) {
+		char *list = strchr(line, ':'), *path = list ? strchr(list + 1, ':') : NULL;
+		if (!path)
+			continue;
+		*path++ = '\0';
+		path[strcspn(path, "\n")] = '\0';
+		for (char *c = strtok(list + 1, ","); c; c = strtok(NULL, ","))
+			if (!strcmp(c, controller) && strcmp(path, "/"))
+				snprintf(out, size, "%s", path);
+	}
+	fclose(f);
+}
+
 static int make_group(struct jr_cgroup *cg, const char *controller, jr_error_t **err)
 {
-	char *dir = cg->dirs[cg->n];
-	snprintf(dir, sizeof(cg->dirs[0]), CGROUP_V1 "/%s/jailrun-%d", controller, (int)getpid());
+	char *dir = cg->dirs[cg->n], own[200];
+	own_group(controller, own, sizeof(own));
+	snprintf(dir, sizeof(cg->dirs[0]), CGROUP_V1 "/%s%s/jailrun-%d", controller, own, (int)getpid());
 	if (mkdir(dir, 0755) < 0)
 		return jr_fail(err, errno, "cgroup: mkdir %s", dir);
 	cg->n++;
@@ -83,21 +112,24 @@ static int make_group(struct jr_cgroup *cg, const char *controller, jr_error_t *
 
 /* Groups of runs whose jailrun was killed (SIGKILL leaves no time to
  * clean up): once that jailrun is gone, its empty groups are removed. */
+static void own_group(const char *controller, char *out, size_t size);
+
 static void collect_orphans(const char *controller)
 {
-	char dir[128];
-	snprintf(dir, sizeof(dir), CGROUP_V1 "/%s", controller);
+	char dir[400], own[200];
+	own_group(controller, own, sizeof(own));
+	snprintf(dir, sizeof(dir), CGROUP_V1 "/%s%s", controller, own);
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		int pid;
-		char path[512];
+		char path[800];
 		if (sscanf(e->d_name, "jailrun-%d", &pid) != 1 || (kill(pid, 0) == 0 || errno != ESRCH))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		rmdir(path); /* fails, harmlessly, while a process is still in it */
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+			rmdir(path); /* fails, harmlessly, while a process is still in it */
 	}
 	closedir(d);
 }

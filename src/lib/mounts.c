@@ -419,7 +419,9 @@ static int mount_dev(struct root_builder *b, int target, jr_error_t **err)
 	if (new_fs("devpts", pts_options, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, &pts, err) < 0 ||
 	    attach_at(b, pts, dev, "pts", true, err) < 0)
 		return jr_fail_wrap(err, "/dev/pts");
-	if (new_tmpfs(01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &shm, err) < 0 ||
+	/* noexec, as Docker's: nothing needs to run code from /dev/shm, and
+	 * exec narrowing must not have a writable tree left to map from. */
+	if (new_tmpfs(01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &shm, err) < 0 ||
 	    attach_at(b, shm, dev, "shm", true, err) < 0)
 		return jr_fail_wrap(err, "/dev/shm");
 

@@ -189,9 +189,19 @@ static int add_landlock_only(struct builder *b, bool no_ip)
 		if (add(b, eacces, "socket", 1, &c) < 0)
 			return -1;
 	}
-	static const char *const sysv[] = { "shmget", "shmat", "msgget", "semget" };
+	/* Every SysV IPC call, not just the *get ones: the ids of the host's
+	 * objects are small integers, easy to guess. */
+	static const char *const sysv[] = { "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd",
+					    "msgrcv", "msgctl", "semget", "semop", "semtimedop",
+					    "semctl", "ipc" };
 	for (size_t i = 0; i < sizeof(sysv) / sizeof(sysv[0]); i++)
 		if (add(b, SCMP_ACT_ERRNO(EPERM), sysv[i], 0, NULL) < 0)
+			return -1;
+	/* io_uring makes sockets (IORING_OP_SOCKET) without socket(2): in
+	 * this mode it is refused whatever the policy says. */
+	static const char *const uring[] = { "io_uring_setup", "io_uring_enter", "io_uring_register" };
+	for (size_t i = 0; i < sizeof(uring) / sizeof(uring[0]); i++)
+		if (add(b, SCMP_ACT_ERRNO(EPERM), uring[i], 0, NULL) < 0)
 			return -1;
 	return 0;
 }

@@ -101,6 +101,8 @@ case_landlock_exec() {
 	check "the dynamic loader cannot map it either (the workspace is noexec)" test "$RC" -ne 0
 	jr -- /lib64/ld-linux-x86-64.so.2 ./mytrue
 	check_rc 0 "which it can without exec narrowing (control)"
+	jr -D 'exec /usr' -- sh -c 'cp ./mytrue /dev/shm/t && /lib64/ld-linux-x86-64.so.2 /dev/shm/t'
+	check "nor from /dev/shm" test "$RC" -ne 0
 	jr -D 'exec /usr' -- python3 -c 'import os
 fd = os.memfd_create("x", 8)  # MFD_NOEXEC_SEAL
 os.write(fd, open("/usr/bin/true", "rb").read())

@@ -67,6 +67,17 @@ for fam, addr in ((socket.AF_INET, ("127.0.0.1", 1)), (socket.AF_UNIX, sys.argv[
 	chown "$CASE_UID" "$WS/attack"
 	jr_ll -- ./attack socket64
 	check "not with a family whose high bits are set either" test "$(cat "$OUT")" = "denied EACCES"
+	jr_ll --policy permissive -- ./attack io_uring
+	check "io_uring (which makes sockets without socket()) is refused even under permissive.pol" \
+		test "$(cat "$OUT")" = "denied EPERM"
+	qid=$(as_user ipcmk -Q -p 0600 | grep -o '[0-9]*$')
+	jr_ll -- python3 -c 'import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(64)
+r = libc.msgrcv(int(sys.argv[1]), buf, 32, 0, 0o4000)  # IPC_NOWAIT
+print("msgrcv", r, ctypes.get_errno())' "$qid"
+	as_user ipcrm -q "$qid" 2>/dev/null
+	check "a host SysV message queue is out of reach by its id" contains "$OUT" "msgrcv -1 1"
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
 }
@@ -94,6 +105,12 @@ case_processes() {
 	check_rc 126 "exec narrowing holds without namespaces too"
 }
 
+case_pids_refused() {
+	[ "$JR_MODE" = root ] && return # root is refused: case_refusals checks that
+	jr_ll -D 'limit pids 10' -- true
+	check_rc 125 "limit pids is refused without a user namespace (RLIMIT_NPROC would count the host's)"
+}
+
 case_explain() {
 	[ "$JR_MODE" = root ] && return # root is refused: case_refusals checks that
 	jr --isolation landlock --explain
@@ -102,4 +119,4 @@ case_explain() {
 }
 
 run_cases case_refusals case_filesystem case_secrets case_network_and_sockets case_processes \
-	case_explain
+	case_pids_refused case_explain

@@ -52,13 +52,28 @@ case_memory() {
 	if [ "$JR_MODE" = root ]; then
 		check_rc 137 "as root (a cgroup of the run's own) the OOM killer ends it"
 		check "and jailrun reports it as an OOM kill" contains "$ERR" "the memory limit was reached"
-		check "the run's cgroups are removed" sh -c "! ls /sys/fs/cgroup/memory /sys/fs/cgroup/pids | grep -q '^jailrun-'"
+		check "the run's cgroups are removed" sh -c "! find /sys/fs/cgroup/memory /sys/fs/cgroup/pids -maxdepth 3 -name 'jailrun-[0-9]*' | grep -q ."
 		# A jailrun killed with SIGKILL leaves its groups; the next run
 		# with limits removes those whose jailrun is gone.
+		# (Beneath the caller's own group, where its runs' groups go.)
+		own=$(sed -n 's/^[0-9]*:memory:\(.*\)$/\1/p' /proc/self/cgroup)
+		[ "$own" = / ] && own=
 		dead=$(sh -c 'echo $$')
-		mkdir -p "/sys/fs/cgroup/memory/jailrun-$dead"
+		mkdir -p "/sys/fs/cgroup/memory$own/jailrun-$dead"
 		jr -D 'limit memory 1G' -- true
-		check "a killed run's leftover cgroup is removed by the next" test ! -d "/sys/fs/cgroup/memory/jailrun-$dead"
+		check "a killed run's leftover cgroup is removed by the next" test ! -d "/sys/fs/cgroup/memory$own/jailrun-$dead"
+		# The run's group sits beneath the caller's: the caller's own
+		# memory limit holds for the jail, whatever the policy asks.
+		cg=/sys/fs/cgroup/memory$own/jailrun-test-$$
+		mkdir "$cg"
+		echo $((64 << 20)) >"$cg/memory.limit_in_bytes"
+		(echo $$ >/dev/null; sh -c 'echo $$ > '"$cg"'/cgroup.procs; exec "$@"' sh \
+			"$JR_BIN" -D 'limit memory 1G' -- python3 -c 'b = b"x" * (200 << 20); print("allocated")') \
+			</dev/null >"$OUT" 2>"$ERR"
+		RC=$?
+		rmdir "$cg"/jailrun-* 2>/dev/null
+		rmdir "$cg"
+		check "a caller limited to 64M cannot get more through limit memory 1G" lacks "$OUT" allocated
 	else
 		check "unprivileged (RLIMIT_AS) the allocation fails" contains "$ERR" MemoryError
 	fi
