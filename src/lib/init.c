@@ -114,15 +114,6 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 		close(master);
 	}
 	umask(umask_saved);
-	for (size_t i = 0; i < ctx->plan->n_rlimits; i++) {
-		const struct jr_rlimit_plan *l = &ctx->plan->rlimits[i];
-		struct rlimit rl = { l->value, l->value };
-		if (setrlimit(l->resource, &rl) < 0) {
-			jr_fail(&err, errno, "setrlimit %d to %llu (above the caller's hard limit?)",
-				l->resource, (unsigned long long)l->value);
-			payload_fail(fail_pipe, err, 0);
-		}
-	}
 	if (chdir(ctx->plan->workspace) < 0) {
 		jr_fail(&err, errno, "chdir %s", ctx->plan->workspace);
 		payload_fail(fail_pipe, err, 0);
@@ -135,6 +126,17 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 	    jr_seccomp_load(&ctx->plan->seccomp, &err) < 0)
 		payload_fail(fail_pipe, err, 0);
 
+	/* Last, right before execve: an address-space limit must not starve
+	 * the setup above (libseccomp and libcap allocate). */
+	for (size_t i = 0; i < ctx->plan->n_rlimits; i++) {
+		const struct jr_rlimit_plan *l = &ctx->plan->rlimits[i];
+		struct rlimit rl = { l->value, l->value };
+		if (setrlimit(l->resource, &rl) < 0) {
+			jr_fail(&err, errno, "setrlimit %d to %llu (above the caller's hard limit?)",
+				l->resource, (unsigned long long)l->value);
+			payload_fail(fail_pipe, err, 0);
+		}
+	}
 	execvpe(ctx->argv[0], ctx->argv, ctx->envp);
 	jr_fail(&err, errno, "%s", ctx->argv[0]);
 	payload_fail(fail_pipe, err, 1);
