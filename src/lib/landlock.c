@@ -191,7 +191,10 @@ static int plan_host(const jr_plan_t *plan, struct jr_landlock_plan *ll, uint64_
 			const struct jr_mount *tree = host_tree(plan, m->target);
 			if (tree && !tree->readonly)
 				ll->gaps |= JR_LL_GAP_MASK_IN_WRITABLE;
-			else if (tree && n_hidden < 256)
+			else if (tree && n_hidden == sizeof(hidden) / sizeof(hidden[0]))
+				return jr_fail(err, E2BIG, "isolation landlock: more than %zu masks",
+					       sizeof(hidden) / sizeof(hidden[0])); /* never leave one out */
+			else if (tree)
 				hidden[n_hidden++] = m->target;
 			continue;
 		}
@@ -270,25 +273,23 @@ int jr_landlock_plan(const jr_policy_t *p, const jr_plan_t *plan, struct jr_land
 	}
 
 	/* exec PATH...: execution only beneath those trees. */
-	const struct jr_fs_entry *execs[64];
-	size_t n_exec = 0;
-	for (size_t i = 0; i < p->n_fs; i++)
-		if (p->fs[i].kind == JR_FS_EXEC && !p->fs[i].remove && n_exec < 64)
-			execs[n_exec++] = &p->fs[i];
-	if (n_exec) {
-		for (size_t i = 0; i < ll->n_rules; i++)
-			ll->rules[i].access &= ~FS_EXEC;
+	for (size_t i = 0; i < p->n_fs; i++) {
+		const struct jr_fs_entry *e = &p->fs[i];
+		if (e->kind != JR_FS_EXEC || e->remove)
+			continue;
+		if (!ll->exec_narrowed) {
+			for (size_t k = 0; k < ll->n_rules; k++)
+				ll->rules[k].access &= ~FS_EXEC;
+			ll->exec_narrowed = true;
+		}
 		struct jr_expand x = { .home = plan->home, .tmpdir = "/tmp",
 				       .workspace = plan->workspace, .envp = plan->envp };
-		for (size_t i = 0; i < n_exec; i++) {
-			_cleanup_free_ char *path = NULL;
-			int r = jr_expand_path(&x, execs[i]->path, &execs[i]->loc, &path, err);
-			if (r == 1)
-				continue;
-			if (r < 0 || add_rule(ll, path, FS_EXEC | FS_READ, err) < 0)
-				return -1;
-		}
-		ll->exec_narrowed = true;
+		_cleanup_free_ char *path = NULL;
+		int r = jr_expand_path(&x, e->path, &e->loc, &path, err);
+		if (r == 1)
+			continue;
+		if (r < 0 || add_rule(ll, path, FS_EXEC | FS_READ, err) < 0)
+			return -1;
 	}
 	ll->enabled = true;
 	return 0;
