@@ -677,25 +677,7 @@ static void order_mounts(jr_plan_t *plan)
 static int build_env(struct compiler *c, char *const envp[])
 {
 	jr_plan_t *plan = c->plan;
-	if (jr_env_build(c->p, envp, plan->home, &plan->envp, c->err) < 0)
-		return -1;
-	size_t n = 0;
-	plan->scrubbed = calloc(1, sizeof(char *));
-	if (!plan->scrubbed)
-		return jr_fail_oom(c->err);
-	for (char *const *e = envp; e && *e; e++) {
-		const char *eq = strchr(*e, '=');
-		if (!eq || jr_env_verdict(c->p, *e, (size_t)(eq - *e)) != JR_ENV_SCRUBBED)
-			continue;
-		char **bigger = reallocarray(plan->scrubbed, n + 2, sizeof(char *));
-		if (!bigger)
-			return jr_fail_oom(c->err);
-		plan->scrubbed = bigger;
-		if (!(plan->scrubbed[n] = strndup(*e, (size_t)(eq - *e))))
-			return jr_fail_oom(c->err);
-		plan->scrubbed[++n] = NULL;
-	}
-	return 0;
+	return jr_env_build(c->p, envp, plan->home, &plan->envp, &plan->scrubbed, c->err);
 }
 
 /* For a root caller, the jail's uid 0 is root on disk in the caller's

@@ -64,28 +64,46 @@ static bool named_exactly(const char *const *names, size_t n, const char *name, 
 	return false;
 }
 
-enum jr_env_verdict jr_env_verdict(const jr_policy_t *p, const char *name, size_t len)
+/* The keep and scrub lists after !removals, worked out once per run. */
+struct rules {
+	enum jr_env_mode mode;
+	const char **keep, **scrub;
+	size_t n_keep, n_scrub;
+};
+
+static int rules_init(const jr_policy_t *p, struct rules *r)
 {
 	const struct jr_str_list *kl = &p->lists[JR_LIST_ENV_KEEP], *sl = &p->lists[JR_LIST_ENV_SCRUB];
-	const char **keep = calloc(kl->n + sl->n + 1, sizeof(char *));
-	if (!keep)
-		return JR_ENV_SCRUBBED; /* out of memory: fail closed */
-	const char **scrub = keep + kl->n;
-	size_t n_keep = effective(kl, keep);
-	size_t n_scrub = effective(sl, scrub);
-	bool exact_keep = named_exactly(keep, n_keep, name, len);
-	bool scrubbed = !exact_keep && matches_any(scrub, n_scrub, name, len);
-	enum jr_env_verdict v;
+	r->mode = p->env;
+	r->keep = calloc(kl->n + sl->n + 1, sizeof(char *));
+	if (!r->keep)
+		return -1;
+	r->scrub = r->keep + kl->n;
+	r->n_keep = effective(kl, r->keep);
+	r->n_scrub = effective(sl, r->scrub);
+	return 0;
+}
 
-	if (p->env == JR_ENV_CLEAR)
-		v = !matches_any(keep, n_keep, name, len) ? JR_ENV_DROP
-		    : scrubbed ? JR_ENV_SCRUBBED : JR_ENV_PASS;
-	else if (matches_any(safelist, sizeof(safelist) / sizeof(safelist[0]) - 1, name, len) ||
-		 exact_keep)
-		v = JR_ENV_PASS;
-	else
-		v = scrubbed ? JR_ENV_SCRUBBED : JR_ENV_PASS;
-	free(keep);
+static enum jr_env_verdict verdict(const struct rules *r, const char *name, size_t len)
+{
+	bool exact_keep = named_exactly(r->keep, r->n_keep, name, len);
+	bool scrubbed = !exact_keep && matches_any(r->scrub, r->n_scrub, name, len);
+	if (r->mode == JR_ENV_CLEAR)
+		return !matches_any(r->keep, r->n_keep, name, len) ? JR_ENV_DROP
+		       : scrubbed ? JR_ENV_SCRUBBED : JR_ENV_PASS;
+	if (matches_any(safelist, sizeof(safelist) / sizeof(safelist[0]) - 1, name, len) ||
+	    exact_keep)
+		return JR_ENV_PASS;
+	return scrubbed ? JR_ENV_SCRUBBED : JR_ENV_PASS;
+}
+
+enum jr_env_verdict jr_env_verdict(const jr_policy_t *p, const char *name, size_t len)
+{
+	struct rules r;
+	if (rules_init(p, &r) < 0)
+		return JR_ENV_SCRUBBED; /* out of memory: fail closed */
+	enum jr_env_verdict v = verdict(&r, name, len);
+	free(r.keep);
 	return v;
 }
 
@@ -116,17 +134,27 @@ static void drop_name(char **v, size_t *n, const char *name, size_t len)
 }
 
 int jr_env_build(const jr_policy_t *p, char *const caller[], const char *home, char ***out,
-		 jr_error_t **err)
+		 char ***scrubbed_out, jr_error_t **err)
 {
-	char **v = calloc(1, sizeof(char *));
-	size_t n = 0;
-	if (!v)
+	struct rules rules;
+	char **v = calloc(1, sizeof(char *)), **scrubbed = calloc(1, sizeof(char *));
+	size_t n = 0, n_scrubbed = 0;
+	if (!v || !scrubbed || rules_init(p, &rules) < 0) {
+		free(v);
+		free(scrubbed);
 		return jr_fail_oom(err);
+	}
 	for (char *const *e = caller; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
 		if (!eq || eq == *e)
 			continue;
-		if (jr_env_verdict(p, *e, (size_t)(eq - *e)) == JR_ENV_PASS) {
+		enum jr_env_verdict verdict_ = verdict(&rules, *e, (size_t)(eq - *e));
+		if (verdict_ == JR_ENV_SCRUBBED) {
+			char *name = strndup(*e, (size_t)(eq - *e));
+			if (!name || push(&scrubbed, &n_scrubbed, name) < 0)
+				goto oom;
+		}
+		if (verdict_ == JR_ENV_PASS) {
 			drop_name(v, &n, *e, (size_t)(eq - *e) + 0);
 			char *copy = strdup(*e);
 			if (!copy || push(&v, &n, copy) < 0)
@@ -150,10 +178,14 @@ int jr_env_build(const jr_policy_t *p, char *const caller[], const char *home, c
 		if (asprintf(&h, "HOME=%s", home) < 0 || push(&v, &n, h) < 0)
 			goto oom;
 	}
+	free(rules.keep);
 	*out = v;
+	*scrubbed_out = scrubbed;
 	return 0;
 oom:
+	free(rules.keep);
 	jr_strv_free(v);
+	jr_strv_free(scrubbed);
 	return jr_fail_oom(err);
 }
 

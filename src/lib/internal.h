@@ -29,8 +29,9 @@ int jr_expand_path(struct jr_expand *x, const char *in, const struct jr_loc *loc
 
 enum jr_env_verdict { JR_ENV_PASS, JR_ENV_DROP, JR_ENV_SCRUBBED };
 enum jr_env_verdict jr_env_verdict(const jr_policy_t *p, const char *name, size_t len);
+/* The command's environment, and the names the policy scrubbed from it. */
 int jr_env_build(const jr_policy_t *p, char *const caller[], const char *home, char ***out,
-		 jr_error_t **err);
+		 char ***scrubbed, jr_error_t **err);
 void jr_strv_free(char **v);
 
 /* ---- plan (compile.c) ------------------------------------------------ */
