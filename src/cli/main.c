@@ -3,12 +3,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jailrun.h"
@@ -32,6 +35,10 @@ enum {
 	OPT_VERSION,
 	OPT_PTY,
 	OPT_NO_PTY,
+	OPT_REPORT,
+	OPT_MEMORY,
+	OPT_PIDS,
+	OPT_OUTPUT_LIMIT,
 };
 
 static const struct option long_options[] = {
@@ -53,6 +60,10 @@ static const struct option long_options[] = {
 	{ "isolation", required_argument, NULL, OPT_ISOLATION },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "pids", required_argument, NULL, OPT_PIDS },
+	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
+	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "pty", no_argument, NULL, OPT_PTY },
 	{ "no-pty", no_argument, NULL, OPT_NO_PTY },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -84,6 +95,12 @@ static void usage(FILE *out)
 	      "                          are unavailable; refuses what it cannot enforce)\n"
 	      "      --timeout SECONDS   wall-clock limit: SIGTERM to the whole jail, SIGKILL\n"
 	      "                          --kill-after SECONDS later (default 2); exit 124\n"
+	      "      --memory SIZE       memory limit (limit memory SIZE), e.g. 512M\n"
+	      "      --pids N            process limit (limit pids N)\n"
+	      "      --output-limit SIZE pass at most SIZE bytes of stdout+stderr, then a\n"
+	      "                          truncation marker (limit output SIZE)\n"
+	      "      --report FILE|-     write a JSON report of the run to FILE (- = stderr),\n"
+	      "                          also when it fails; counts seccomp denials\n"
 	      "      --env NAME=VALUE    set a variable in the command's environment\n"
 	      "      --keep-env NAME     pass NAME even if the policy scrubs it\n"
 	      "      --keep-fd N         pass descriptor N into the jail (repeatable)\n"
@@ -142,6 +159,7 @@ struct cli {
 	size_t n_keep_fds;
 	bool verbose, lint, explain;
 	int pty;
+	const char *report; /* --report: a path, or "-" for stderr */
 };
 
 static int add_override(struct cli *cli, const char *directive, const char *arg)
@@ -189,6 +207,19 @@ static int parse_option(struct cli *cli, int opt, const char *arg)
 		return add_override(cli, "limit time", arg);
 	case OPT_KILL_AFTER:
 		return add_override(cli, "limit kill-after", arg);
+	case OPT_MEMORY:
+		return add_override(cli, "limit memory", arg);
+	case OPT_PIDS:
+		return add_override(cli, "limit pids", arg);
+	case OPT_OUTPUT_LIMIT:
+		return add_override(cli, "limit output", arg);
+	case OPT_REPORT:
+		if (!*arg) {
+			fputs("jailrun: --report: empty file name (use - for stderr)\n", stderr);
+			return JR_EXIT_FAILURE;
+		}
+		cli->report = arg;
+		return -1;
 	case OPT_ENV:
 		return add_override(cli, "env set", arg);
 	case OPT_KEEP_ENV:
@@ -251,36 +282,133 @@ static int build_policy(struct cli *cli, jr_policy_t *policy, jr_error_t **err)
 	return 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Opened before anything runs: a report that cannot be written is
+ * found out before the command has had any effect. */
+static int open_report(const char *path)
+{
+	if (!strcmp(path, "-"))
+		return STDERR_FILENO;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		fprintf(stderr, "jailrun: --report %s: %s\n", path, strerror(errno));
+	return fd;
+}
+
+/* Writes the whole report from the start of the file opened before the
+ * run, then checks FILE still names that file: the jail may have
+ * replaced it (the workspace is writable), and a harness must never read
+ * a report jailrun did not write.  -1 when the report did not land. */
+static int write_report(struct cli *cli, int fd, const struct jr_report_input *in)
+{
+	jr_error_t *err = NULL;
+	char *json = NULL;
+	if (jr_report_json(in, &json, &err) < 0) {
+		fprintf(stderr, "jailrun: report: %s\n", err->message);
+		jr_error_free(err);
+		return -1;
+	}
+	bool is_file = fd != STDERR_FILENO;
+	if (is_file && ftruncate(fd, 0) < 0) {
+		fprintf(stderr, "jailrun: --report %s: %s\n", cli->report, strerror(errno));
+		free(json);
+		return -1;
+	}
+	size_t len = strlen(json), done = 0;
+	while (done < len) {
+		ssize_t w = is_file ? pwrite(fd, json + done, len - done, (off_t)done)
+				    : write(fd, json + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			fprintf(stderr, "jailrun: --report %s: %s\n", cli->report,
+				w < 0 ? strerror(errno) : "short write");
+			free(json);
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	free(json);
+	struct stat opened, named;
+	if (is_file && (fstat(fd, &opened) < 0 || stat(cli->report, &named) < 0 ||
+			opened.st_dev != named.st_dev || opened.st_ino != named.st_ino)) {
+		fprintf(stderr, "jailrun: --report %s: replaced during the run; the file there now is not jailrun's report\n",
+			cli->report);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_outcome(const struct jr_result *result, char **argv)
+{
+	if (result->oom_killed)
+		fputs("jailrun: the memory limit was reached: the kernel's OOM killer ended a process of the jail\n",
+		      stderr);
+	if (result->exec_errno)
+		fprintf(stderr, "jailrun: %s: %s\n", argv[0],
+			result->exec_errno == ENOENT ? "command not found" : strerror(result->exec_errno));
+}
+
 static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 {
 	jr_error_t *err = NULL;
 	jr_plan_t *plan = NULL;
-	if (build_policy(cli, policy, &err) < 0 || jr_compile(policy, NULL, &plan, &err) < 0)
-		return fail(err);
-	if (cli->explain || cli->lint) {
+	struct jr_result result = { 0 };
+	struct jr_report_input report = { .policy = policy, .argv = argv, .started_ms = now_ms() };
+	int report_fd = -1;
+	bool ran = false;
+
+	if (cli->report && !cli->explain && !cli->lint && (report_fd = open_report(cli->report)) < 0)
+		return JR_EXIT_FAILURE;
+	if (build_policy(cli, policy, &err) < 0) {
+		report.error_step = "policy";
+	} else if (jr_compile(policy, NULL, &plan, &err) < 0) {
+		report.error_step = "compile";
+	} else if (cli->explain || cli->lint) {
 		if (cli->explain)
 			jr_plan_describe(plan, print_line, stdout);
 		else
 			printf("%s: ok\n", cli->policy ? cli->policy : "default");
 		jr_plan_free(plan);
 		return 0;
+	} else {
+		if (cli->verbose)
+			jr_plan_describe(plan, print_line, NULL);
+		struct jr_run_options opts = { .log = cli->verbose ? print_line : NULL,
+					       .pty = cli->pty,
+					       .count_denials = cli->report != NULL };
+		ran = true;
+		if (jr_run(plan, argv, &opts, &result, &err) < 0)
+			report.error_step = result.failed_step ? result.failed_step : "setup";
 	}
-	if (cli->verbose)
-		jr_plan_describe(plan, print_line, NULL);
-
-	struct jr_run_options opts = { .log = cli->verbose ? print_line : NULL, .pty = cli->pty };
-	struct jr_result result = { 0 };
-	int r = jr_run(plan, argv, &opts, &result, &err);
+	int status;
+	if (report.error_step) {
+		fprintf(stderr, "jailrun: %s\n", err ? err->message : "unknown error");
+		status = JR_EXIT_FAILURE;
+	} else {
+		print_outcome(&result, argv);
+		status = result.status;
+	}
+	if (report_fd >= 0) {
+		report.plan = plan;
+		report.status = status;
+		report.result = ran ? &result : NULL;
+		report.error = err;
+		if (write_report(cli, report_fd, &report) < 0)
+			status = JR_EXIT_FAILURE;
+		if (report_fd != STDERR_FILENO)
+			close(report_fd);
+	}
+	jr_result_release(&result);
 	jr_plan_free(plan);
-	if (r < 0)
-		return fail(err);
-	if (result.oom_killed)
-		fputs("jailrun: the memory limit was reached: the kernel's OOM killer ended a process of the jail\n",
-		      stderr);
-	if (result.exec_errno)
-		fprintf(stderr, "jailrun: %s: %s\n", argv[0],
-			result.exec_errno == ENOENT ? "command not found" : strerror(result.exec_errno));
-	return result.status;
+	jr_error_free(err);
+	return status;
 }
 
 int main(int argc, char **argv)

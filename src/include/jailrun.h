@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -59,6 +60,14 @@ void jr_policy_free(jr_policy_t *policy);
  * $JAILRUN_POLICY_PATH, ~/.config/jailrun/policy, /etc/jailrun/policy and
  * the installed policy directory.  Errors say FILE:LINE:COL. */
 int jr_policy_load(jr_policy_t *policy, const char *name_or_path, jr_error_t **err);
+/* What the run report says of the policy: its name as loaded, the
+ * sha256 of its resolved text (every file read and line added, in
+ * order, framed), and the canonical path of each file read (NULL for the
+ * lines added from code or the command line). */
+const char *jr_policy_name(const jr_policy_t *policy);
+void jr_policy_digest(const jr_policy_t *policy, char hex[65]);
+size_t jr_policy_n_files(const jr_policy_t *policy);
+const char *jr_policy_file(const jr_policy_t *policy, size_t i);
 /* Appends one line of the policy language, as -D/--set does. */
 int jr_policy_add_line(jr_policy_t *policy, const char *line, jr_error_t **err);
 /* Appends "DIRECTIVE ARG" with ARG quoted as one argument (ARG may be
@@ -106,6 +115,15 @@ struct jr_run_options {
 	jr_line_fn log;        /* progress lines (setup steps with timings), or NULL */
 	void *log_userdata;
 	int pty;               /* -1 auto (stdin and stdout are terminals), 0 never, 1 always */
+	/* Count the policy's seccomp denials (errno and log rules): each
+	 * denied call is answered by the supervisor through a seccomp user
+	 * notification, as the policy says, and counted. */
+	bool count_denials;
+};
+
+struct jr_denial {
+	char *syscall; /* name, or "syscall_N" */
+	unsigned long count;
 };
 
 struct jr_result {
@@ -115,6 +133,18 @@ struct jr_result {
 	int exec_errno; /* non-zero: execve failed with it (status is then 126 or 127) */
 	bool timed_out; /* the time limit ended it (status is then 124) */
 	bool oom_killed; /* the memory limit's OOM killer ended a process of the jail */
+	/* Accounting, filled whether or not the jail could be built. */
+	uint64_t wall_us;      /* from the start of the setup to init reaped */
+	uint64_t user_us, sys_us; /* CPU time of every process of the jail */
+	long max_rss_kb;       /* the largest max RSS of one process of the jail */
+	int64_t memory_peak;   /* bytes, the memory cgroup's high-water mark; -1 unknown */
+	int64_t pids_peak;     /* the pids cgroup's high-water mark; -1 unknown */
+	int64_t output_bytes;  /* stdout+stderr written, when jailrun relayed it; else -1 */
+	bool truncated;        /* limit output cut the output */
+	bool denials_counted;  /* count_denials asked and the listener was in place */
+	struct jr_denial *denials; /* most frequent first; free with jr_result_release */
+	size_t n_denials;
+	const char *failed_step; /* when jr_run returns -1: "enforcement", "setup" or "supervise" */
 };
 
 /* Runs argv in a new jail built from plan and waits for it.  Returns -1
@@ -125,6 +155,25 @@ struct jr_result {
  * Descriptors 0-2 that are closed are opened on /dev/null first. */
 int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_options *opts,
 	   struct jr_result *result, jr_error_t **err);
+/* Frees what jr_run allocated in result (the denials). */
+void jr_result_release(struct jr_result *result);
+
+/* ---- report ---------------------------------------------------------- */
+
+/* What one run was and did, for the JSON report (jailrun(1), REPORT). */
+struct jr_report_input {
+	const jr_policy_t *policy;     /* NULL when none could be made */
+	const jr_plan_t *plan;         /* NULL when the policy did not compile */
+	char *const *argv;
+	long long started_ms;          /* wall-clock start, ms since the epoch */
+	int status;                    /* jailrun's exit status */
+	const struct jr_result *result; /* NULL when the jail was never started */
+	const char *error_step;        /* NULL when nothing failed */
+	const jr_error_t *error;
+};
+
+/* The report as one line of JSON (malloc'd, with a final newline). */
+int jr_report_json(const struct jr_report_input *in, char **json, jr_error_t **err);
 
 #ifdef __cplusplus
 }

@@ -733,6 +733,8 @@ static void plan_limits(const jr_policy_t *p, jr_plan_t *plan)
 	const struct jr_limit *l = p->limits;
 	plan->time_ms = l[JR_LIMIT_TIME].s.set ? l[JR_LIMIT_TIME].value : 0;
 	plan->kill_after_ms = l[JR_LIMIT_KILL_AFTER].s.set ? l[JR_LIMIT_KILL_AFTER].value : 2000;
+	plan->output_limited = l[JR_LIMIT_OUTPUT].s.set;
+	plan->output_limit = plan->output_limited ? l[JR_LIMIT_OUTPUT].value : 0;
 	plan->n_rlimits = 0;
 	plan->rlimits[plan->n_rlimits++] =
 		(struct jr_rlimit_plan){ RLIMIT_CORE, l[JR_LIMIT_CORE].s.set ? l[JR_LIMIT_CORE].value : 0 };

@@ -238,6 +238,9 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 					 k == JR_LIMIT_MEMORY ? "RLIMIT_AS per process: address space, which counts more than resident memory"
 							      : "RLIMIT_NPROC: the jail's processes, counted in its user namespace");
 				return true;
+			case JR_LIMIT_OUTPUT:
+				snprintf(mech, size, "the supervisor relays stdout and stderr and passes at most this many bytes, then a truncation marker; the rest is read and dropped");
+				return true;
 			default:
 				snprintf(mech, size, "limit %s is %s", mode, not_yet);
 				return false;
@@ -247,7 +250,7 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 	case JR_CL_SECCOMP:
 		if (!strcmp(mode, "default") && !same_loc(&cl->loc, &p->seccomp_default_s.loc))
 			break;
-		if (!plan->seccomp.policy) {
+		if (!plan->seccomp.policy.len) {
 			snprintf(mech, size, "no filter: every syscall is allowed (the default)");
 			return true;
 		}

@@ -60,6 +60,9 @@ static int keep_list(const struct jr_init_ctx *ctx, int *keep, size_t cap, int e
 	size_t n = 0;
 	for (size_t i = 0; i < ctx->plan->n_keep_fds && n < cap; i++)
 		keep[n++] = ctx->plan->keep_fds[i];
+	for (int fd = 0; fd < 3 && ctx->dup_to; fd++)
+		if (ctx->dup_to[fd] >= 0 && n < cap)
+			keep[n++] = ctx->dup_to[fd];
 	if (extra1 >= 0 && n < cap)
 		keep[n++] = extra1;
 	if (extra2 >= 0 && n < cap)
@@ -92,10 +95,22 @@ static int attach_pty(int master, unsigned mask, jr_error_t **err)
 	return 0;
 }
 
+/* limit output: stdout and stderr are the supervisor's pipes. */
+static int attach_output_pipes(const struct jr_init_ctx *ctx, jr_error_t **err)
+{
+	for (int fd = 1; fd < 3 && ctx->dup_to; fd++)
+		if (ctx->dup_to[fd] >= 0 && dup2(ctx->dup_to[fd], fd) < 0)
+			return jr_fail(err, errno, "dup2 output pipe");
+	return 0;
+}
+
 __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx, int master,
-						  unsigned pty_mask, int ruleset, int fail_pipe,
+						  const struct jr_msg *go, int ruleset, int fail_pipe,
 						  mode_t umask_saved)
 {
+	unsigned pty_mask = (unsigned)go->pty_mask;
+	bool count = go->flags & JR_GO_COUNT_DENIALS;
+	int ctl = count ? ctx->ctl : -1;
 	jr_error_t *err = NULL;
 
 	reset_signals();
@@ -113,18 +128,29 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 			payload_fail(fail_pipe, err, 0);
 		close(master);
 	}
+	if (attach_output_pipes(ctx, &err) < 0)
+		payload_fail(fail_pipe, err, 0);
 	umask(umask_saved);
 	if (chdir(ctx->plan->workspace) < 0) {
 		jr_fail(&err, errno, "chdir %s", ctx->plan->workspace);
 		payload_fail(fail_pipe, err, 0);
 	}
-	int keep[70];
+	int keep[72];
 	int n = keep_list(ctx, keep, 70, fail_pipe, ruleset);
+	if (ctl >= 0)
+		keep[n++] = ctl;
+	/* The pipe ends are in place at 1 and 2: the originals go too. */
+	for (int fd = 0; fd < 3 && ctx->dup_to; fd++)
+		for (int i = 0; i < n; i++)
+			if (ctx->dup_to[fd] >= 0 && keep[i] == ctx->dup_to[fd] && ctx->dup_to[fd] > 2)
+				keep[i] = keep[--n];
 	if (jr_fds_close_except(keep, (size_t)n, &err) < 0 || jr_caps_drop_all(&err) < 0 ||
 	    jr_set_no_new_privs(&err) < 0 ||
 	    jr_landlock_restrict(&ctx->plan->landlock, ruleset, &err) < 0 ||
-	    jr_seccomp_load(&ctx->plan->seccomp, &err) < 0)
+	    jr_seccomp_load(&ctx->plan->seccomp, ctl, count, &err) < 0)
 		payload_fail(fail_pipe, err, 0);
+	if (ctl >= 0)
+		close(ctl);
 
 	/* Last, right before execve: an address-space limit must not starve
 	 * the setup above (libseccomp and libcap allocate). */
@@ -467,10 +493,14 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 	}
 	if (payload == 0) {
 		close(fail_pipe[0]);
-		close(ctx->ctl);
+		if (!(go.flags & JR_GO_COUNT_DENIALS))
+			close(ctx->ctl);
 		close(signal_fd);
-		run_payload(ctx, master, (unsigned)go.pty_mask, ruleset, fail_pipe[1], umask_saved);
+		run_payload(ctx, master, &go, ruleset, fail_pipe[1], umask_saved);
 	}
+	for (int fd = 0; fd < 3 && ctx->dup_to; fd++)
+		if (ctx->dup_to[fd] > 2)
+			close(ctx->dup_to[fd]);
 	if (ruleset >= 0)
 		close(jr_steal_fd(&ruleset));
 	close(fail_pipe[1]);

@@ -85,6 +85,12 @@ struct jr_landlock_plan {
 
 #define JR_MAX_RLIMITS 6
 
+/* A generated seccomp program (struct sock_filter instructions). */
+struct jr_bpf {
+	struct sock_filter *insns;
+	unsigned short len;
+};
+
 /* One policy clause and what enforces it on this host. */
 struct jr_plan_clause {
 	char *where;     /* "file:line:col" */
@@ -106,8 +112,8 @@ struct jr_plan {
 	int *keep_fds;
 	size_t n_keep_fds;
 	struct jr_seccomp {
-		void *policy;  /* libseccomp context of the policy's rules, or NULL */
-		void *builtin; /* jailrun's own rules (setid guard, Landlock-only), or NULL */
+		struct jr_bpf policy;  /* the policy's rules; len 0 = no filter */
+		struct jr_bpf builtin; /* jailrun's own rules (setid guard, Landlock-only) */
 		unsigned policy_rules, builtin_rules;
 	} seccomp;
 	bool setid_guard; /* root caller with a writable tree of its own */
@@ -115,6 +121,8 @@ struct jr_plan {
 	bool exec_narrowed; /* exec PATH... in effect: noexec writable trees, no memfd exec */
 	uint64_t time_ms;       /* wall-clock limit, 0 = none */
 	uint64_t kill_after_ms; /* grace between SIGTERM and SIGKILL at the limit */
+	bool output_limited;    /* limit output: the supervisor relays and caps stdout+stderr */
+	uint64_t output_limit;
 	struct jr_rlimit_plan {
 		int resource;
 		uint64_t value;
@@ -200,8 +208,15 @@ enum {
 struct jr_seccomp;
 int jr_seccomp_build(const jr_policy_t *p, unsigned extras, struct jr_seccomp *out,
 		     jr_error_t **err);
-/* In the command's process, last before execve. */
-int jr_seccomp_load(const struct jr_seccomp *sc, jr_error_t **err);
+/* In the command's process, last before execve.  count: hand the
+ * supervisor (over ctl) a listener that sees every errno/log denial of
+ * the policy's filter, when the policy lets the hand-over through. */
+int jr_seccomp_load(const struct jr_seccomp *sc, int ctl, bool count, jr_error_t **err);
+/* bpf-eval.c: runs a seccomp program over data; 0 with *ret, or -EINVAL. */
+struct sock_filter;
+struct seccomp_data;
+int jr_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_data *data,
+	       uint32_t *ret);
 void jr_seccomp_free(struct jr_seccomp *sc);
 
 /* ---- landlock.c ------------------------------------------------------ */
@@ -224,12 +239,15 @@ struct jr_cgroup {
 	char dirs[3][256];
 	int n;
 	const char *memory; /* the memory group, for the OOM count */
+	const char *pids;   /* the pids group, for its peak */
 };
 
 void jr_limits_plan(const jr_policy_t *p, jr_plan_t *plan);
 int jr_cgroup_create(const jr_plan_t *plan, struct jr_cgroup *cg, jr_error_t **err);
 int jr_cgroup_attach(struct jr_cgroup *cg, pid_t pid, jr_error_t **err);
 bool jr_cgroup_oom_killed(const struct jr_cgroup *cg);
+/* High-water marks of memory (bytes) and pids, -1 where unknown. */
+void jr_cgroup_peaks(const struct jr_cgroup *cg, int64_t *memory, int64_t *pids);
 void jr_cgroup_destroy(struct jr_cgroup *cg);
 
 /* ---- placeholder.c --------------------------------------------------- */
@@ -269,7 +287,10 @@ enum jr_msg_type {
 	JR_MSG_EXITED,  /* init -> supervisor: the command's wait status */
 	JR_MSG_LOG,     /* init -> supervisor: a progress line */
 	JR_MSG_TERMINATE, /* supervisor -> init: time is up, SIGTERM every process of the jail */
+	JR_MSG_NOTIFY,  /* command -> supervisor: the seccomp listener (fd attached) */
 };
+
+#define JR_GO_COUNT_DENIALS 1u /* hand the supervisor a seccomp listener */
 
 struct jr_msg {
 	uint32_t type;
@@ -277,6 +298,7 @@ struct jr_msg {
 	int32_t wait_status;
 	int32_t exec_errno; /* EXITED: execve failed with this errno */
 	int32_t pty_mask;   /* GO: the descriptors (bit n = fd n) the jail's pty replaces */
+	uint32_t flags;     /* GO: JR_GO_* */
 	struct winsize winsize; /* GO */
 	char text[512];
 };
@@ -295,9 +317,58 @@ struct jr_init_ctx {
 	char *const *argv;
 	char *const *envp;
 	int ctl;                /* SEQPACKET socket to the supervisor */
+	const int *dup_to;      /* [3]: a pipe end to put at fd n, or -1 (limit output) */
 };
 
 __attribute__((noreturn)) void jr_init_main(const struct jr_init_ctx *ctx);
+
+/* ---- output.c: stdout/stderr through the supervisor ------------------ */
+
+/* The byte budget of limit output, shared by every stream jailrun relays
+ * (pipes and the pty alike). */
+struct jr_output_budget {
+	bool limited;
+	uint64_t limit;
+	uint64_t produced; /* everything the jail wrote */
+	uint64_t passed;   /* what reached the caller */
+	bool truncated;
+	bool counting;     /* some stream is relayed, so produced means something */
+};
+
+#define JR_OUTPUT_MARKER_MAX 96
+/* Admits n bytes just read into buf (of size cap >= n + JR_OUTPUT_MARKER_MAX):
+ * returns how many to pass on, with the truncation marker appended the
+ * one time the budget runs out. */
+size_t jr_output_admit(struct jr_output_budget *b, char *buf, size_t n, size_t cap);
+
+/* The command's stdout and stderr as pipes the supervisor copies out. */
+struct jr_output_pipe {
+	int read_fd;  /* supervisor's end, -1 when unused */
+	int write_fd; /* the command's end, closed in the supervisor after the clone */
+	int to_fd;    /* the caller's descriptor it is copied to */
+	char buf[16384 + JR_OUTPUT_MARKER_MAX];
+	size_t len, off;
+	bool eof;
+};
+
+struct jr_output {
+	struct jr_output_budget budget;
+	struct jr_output_pipe pipes[2]; /* [0] for stdout, [1] for stderr (or both) */
+	int dup_to[3];                  /* per descriptor 0-2: pipe write end to put there, or -1 */
+};
+
+/* Nothing open: safe to close. */
+void jr_output_init(struct jr_output *o);
+/* Makes pipes for those of fds 1 and 2 that the pty does not cover. */
+int jr_output_setup(struct jr_output *o, const struct jr_plan *plan, unsigned pty_mask,
+		    jr_error_t **err);
+/* After the clone: the command's ends now live in the jail only. */
+void jr_output_close_write_ends(struct jr_output *o);
+int jr_output_pollfds(struct jr_output *o, struct pollfd *pfd);
+void jr_output_handle(struct jr_output *o, const struct pollfd *pfd, int n);
+/* The jail is gone: copy out what is left. */
+void jr_output_drain(struct jr_output *o);
+void jr_output_close(struct jr_output *o);
 
 /* ---- pty.c: supervisor side of the terminal relay -------------------- */
 
@@ -306,10 +377,11 @@ struct jr_pty_relay {
 	int in_fd, out_fd, term_fd; /* caller's side: keystrokes, output, the terminal */
 	bool raw_set;
 	struct termios saved;
-	char to_master[4096], to_out[4096];
+	char to_master[4096], to_out[4096 + JR_OUTPUT_MARKER_MAX];
 	size_t to_master_len, to_out_len;
 	bool in_eof, send_eof, master_eof;
 	char last_to_master; /* the last byte of input passed on */
+	struct jr_output_budget *budget; /* limit output, shared with the pipes */
 };
 
 /* Which of the caller's descriptors 0-2 are terminals (bit n = fd n). */
@@ -326,6 +398,25 @@ void jr_pty_relay_drain(struct jr_pty_relay *relay);
 void jr_pty_relay_stop(struct jr_pty_relay *relay);
 void jr_pty_relay_suspend(struct jr_pty_relay *relay);
 void jr_pty_relay_resume(struct jr_pty_relay *relay);
+
+/* ---- denials.c: seccomp denials counted by the supervisor ------------ */
+
+struct jr_denial_count {
+	int nr;
+	uint32_t arch;
+	unsigned long count;
+};
+
+struct jr_denials {
+	struct jr_denial_count *v;
+	size_t n, cap;
+};
+
+/* One notification from listener: counted, and answered as policy says. */
+int jr_denials_handle(struct jr_denials *d, int listener, const struct jr_bpf *policy);
+/* Named and sorted (most frequent first), for jr_result. */
+int jr_denials_export(const struct jr_denials *d, struct jr_denial **out, size_t *n);
+void jr_denials_free(struct jr_denials *d);
 
 /* ---- time ------------------------------------------------------------ */
 uint64_t jr_now_us(void);

@@ -159,6 +159,7 @@ int jr_cgroup_create(const jr_plan_t *plan, struct jr_cgroup *cg, jr_error_t **e
 	if (plan->pids) {
 		if (make_group(cg, "pids", err) < 0)
 			return -1;
+		cg->pids = cg->dirs[cg->n - 1];
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)plan->pids);
 		if (write_file(cg->dirs[cg->n - 1], "pids.max", v, err) < 0)
 			return -1;
@@ -183,6 +184,31 @@ int jr_cgroup_attach(struct jr_cgroup *cg, pid_t pid, jr_error_t **err)
 		if (write_file(cg->dirs[i], "cgroup.procs", v, err) < 0)
 			return -1;
 	return 0;
+}
+
+static int64_t read_number(const char *dir, const char *name)
+{
+	char path[512], buf[64];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *end;
+	errno = 0;
+	long long v = strtoll(buf, &end, 10);
+	return errno || end == buf || v < 0 ? -1 : (int64_t)v;
+}
+
+void jr_cgroup_peaks(const struct jr_cgroup *cg, int64_t *memory, int64_t *pids)
+{
+	*memory = cg->memory ? read_number(cg->memory, "memory.max_usage_in_bytes") : -1;
+	/* pids.peak is recent (Linux 6.13); older kernels leave it unknown. */
+	*pids = cg->pids ? read_number(cg->pids, "pids.peak") : -1;
 }
 
 bool jr_cgroup_oom_killed(const struct jr_cgroup *cg)

@@ -469,9 +469,15 @@ static int parse_file(struct parser *ps, const char *path, const char *included_
 		}
 		return -1;
 	}
-	struct jr_source *src = jr_policy_add_source(ps->p, path, included_from, ps->err);
+	struct jr_source *src = jr_policy_add_source(ps->p, path, canonical, included_from, ps->err);
 	if (!src)
 		return -1;
+	/* Framed, so no two different sets of files hash alike. */
+	char head[64];
+	int n = snprintf(head, sizeof(head), "file %zu %zu\n", strlen(canonical), len);
+	jr_sha256_update(&ps->p->digest, head, (size_t)n);
+	jr_sha256_update(&ps->p->digest, canonical, strlen(canonical));
+	jr_sha256_update(&ps->p->digest, text, len);
 
 	struct parser saved = *ps;
 	ps->stack[ps->depth++] = canonical;
@@ -1187,7 +1193,7 @@ static const struct jr_source *command_line_source(jr_policy_t *p, jr_error_t **
 	for (size_t i = 0; i < p->n_sources; i++)
 		if (!strcmp(p->sources[i]->name, "<command line>"))
 			return p->sources[i];
-	return jr_policy_add_source(p, "<command line>", NULL, err);
+	return jr_policy_add_source(p, "<command line>", NULL, NULL, err);
 }
 
 int jr_policy_add_line(jr_policy_t *p, const char *line, jr_error_t **err)
@@ -1198,6 +1204,10 @@ int jr_policy_add_line(jr_policy_t *p, const char *line, jr_error_t **err)
 	if (strchr(line, '\n'))
 		return jr_fail(err, 0, "<command line>: a policy line cannot hold a newline: '%s'", line);
 	struct parser ps = { .p = p, .src = src, .err = err };
+	char head[32];
+	int n = snprintf(head, sizeof(head), "line %zu\n", strlen(line));
+	jr_sha256_update(&p->digest, head, (size_t)n);
+	jr_sha256_update(&p->digest, line, strlen(line));
 	/* Lines from the command line are numbered in the order given. */
 	return parse_text(&ps, line, strlen(line), ++p->command_lines);
 }

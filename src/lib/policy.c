@@ -46,6 +46,7 @@ int jr_policy_new(jr_policy_t **out, jr_error_t **err)
 		return jr_fail_oom(err);
 	p->user = JR_USER_SAME;
 	p->seccomp_default = JR_SC_ALLOW;
+	jr_sha256_init(&p->digest);
 	*out = p;
 	return 0;
 }
@@ -63,6 +64,7 @@ void jr_policy_free(jr_policy_t *p)
 		return;
 	for (size_t i = 0; i < p->n_sources; i++) {
 		free(p->sources[i]->name);
+		free(p->sources[i]->path);
 		free(p->sources[i]->included_from);
 		free(p->sources[i]);
 	}
@@ -102,8 +104,8 @@ static void *grow(void *vp, size_t *n, size_t sz, jr_error_t **err)
 	return bigger + (*n)++ * sz;
 }
 
-struct jr_source *jr_policy_add_source(jr_policy_t *p, const char *name, const char *included_from,
-				       jr_error_t **err)
+struct jr_source *jr_policy_add_source(jr_policy_t *p, const char *name, const char *path,
+				       const char *included_from, jr_error_t **err)
 {
 	struct jr_source *s = calloc(1, sizeof(*s));
 	struct jr_source **slot = s ? grow(&p->sources, &p->n_sources, sizeof(*slot), err) : NULL;
@@ -115,8 +117,9 @@ struct jr_source *jr_policy_add_source(jr_policy_t *p, const char *name, const c
 	}
 	*slot = s;
 	s->name = strdup(name);
+	s->path = path ? strdup(path) : NULL;
 	s->included_from = included_from ? strdup(included_from) : NULL;
-	if (!s->name || (included_from && !s->included_from)) {
+	if (!s->name || (path && !s->path) || (included_from && !s->included_from)) {
 		jr_fail_oom(err);
 		return NULL; /* freed with the policy */
 	}
@@ -241,5 +244,28 @@ int jr_policy_keep_fd(jr_policy_t *p, int fd, jr_error_t **err)
 	if (!slot)
 		return -1;
 	*slot = fd;
+	char line[32];
+	int n = snprintf(line, sizeof(line), "keep-fd %d\n", fd);
+	jr_sha256_update(&p->digest, line, (size_t)n);
 	return 0;
+}
+
+void jr_policy_digest(const jr_policy_t *p, char hex[65])
+{
+	jr_sha256_hex(&p->digest, hex);
+}
+
+size_t jr_policy_n_files(const jr_policy_t *p)
+{
+	return p->n_sources;
+}
+
+const char *jr_policy_file(const jr_policy_t *p, size_t i)
+{
+	return i < p->n_sources ? p->sources[i]->path : NULL;
+}
+
+const char *jr_policy_name(const jr_policy_t *p)
+{
+	return p->name;
 }

@@ -9,9 +9,11 @@
 #include <sys/types.h>
 
 #include "jailrun.h"
+#include "sha256.h"
 
 struct jr_source {
 	char *name;          /* file path, or "<command line>" */
+	char *path;          /* canonical path of a file, NULL for the command line */
 	char *included_from; /* "default.pol:3, ..." or NULL */
 };
 
@@ -192,11 +194,14 @@ struct jr_policy {
 	int *keep_fds;
 	size_t n_keep_fds;
 	unsigned command_lines; /* lines added with jr_policy_add_line so far */
+	/* Of the resolved text: every file read and every line added, in
+	 * order, so the report names exactly what the run was under. */
+	struct jr_sha256 digest;
 };
 
 /* policy.c: storage helpers for the parser */
-struct jr_source *jr_policy_add_source(jr_policy_t *p, const char *name, const char *included_from,
-				       jr_error_t **err);
+struct jr_source *jr_policy_add_source(jr_policy_t *p, const char *name, const char *path,
+				       const char *included_from, jr_error_t **err);
 int jr_policy_add_clause(jr_policy_t *p, enum jr_clause_type type, const char *text,
 			 const struct jr_loc *loc, jr_error_t **err);
 int jr_policy_add_fs(jr_policy_t *p, const struct jr_fs_entry *e, jr_error_t **err);

@@ -104,13 +104,18 @@ static void write_out(struct jr_pty_relay *r)
 	r->to_out_len -= (size_t)w;
 }
 
-static void read_master(struct jr_pty_relay *r)
+/* Returns what read() did. */
+static ssize_t read_master(struct jr_pty_relay *r)
 {
-	ssize_t n = read(r->master, r->to_out, sizeof(r->to_out));
-	if (n > 0)
-		r->to_out_len = r->out_fd >= 0 ? (size_t)n : 0;
-	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+	ssize_t n = read(r->master, r->to_out, sizeof(r->to_out) - JR_OUTPUT_MARKER_MAX);
+	if (n > 0) {
+		size_t pass = r->budget ? jr_output_admit(r->budget, r->to_out, (size_t)n, sizeof(r->to_out))
+					: (size_t)n;
+		r->to_out_len = r->out_fd >= 0 ? pass : 0;
+	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 		r->master_eof = true; /* EIO: every slave is closed */
+	}
+	return n;
 }
 
 static void write_master(struct jr_pty_relay *r)
@@ -173,12 +178,8 @@ void jr_pty_relay_drain(struct jr_pty_relay *r)
 				return; /* nobody reads: give up rather than hang */
 			write_out(r);
 		}
-		if (r->master < 0 || r->master_eof)
+		if (r->master < 0 || r->master_eof || read_master(r) <= 0)
 			return;
-		ssize_t n = read(r->master, r->to_out, sizeof(r->to_out));
-		if (n <= 0)
-			return;
-		r->to_out_len = r->out_fd >= 0 ? (size_t)n : 0;
 	}
 }
 

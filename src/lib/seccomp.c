@@ -31,14 +31,23 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "cleanup.h"
 #include "internal.h"
 #include "syscalls.h"
 
@@ -285,6 +294,31 @@ static int new_filter(struct builder *b, uint32_t default_action, jr_error_t **e
 	return 0;
 }
 
+/* The filter as the kernel will get it: generated once, here, so the
+ * command's process only hands it over (libseccomp 2.5 exports to a
+ * descriptor only). */
+static int export_bpf(scmp_filter_ctx ctx, struct jr_bpf *out, jr_error_t **err)
+{
+	_cleanup_close_ int fd = memfd_create("jailrun-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return jr_fail(err, errno, "seccomp: memfd_create");
+	int r = seccomp_export_bpf(ctx, fd);
+	if (r < 0)
+		return jr_fail(err, -r, "seccomp: generating the filter");
+	off_t size = lseek(fd, 0, SEEK_END);
+	size_t n = size > 0 ? (size_t)size / sizeof(struct sock_filter) : 0;
+	if (n == 0 || n > BPF_MAXINSNS)
+		return jr_fail(err, E2BIG, "seccomp: the filter has %zu instructions (at most %d)", n,
+			       BPF_MAXINSNS);
+	out->insns = malloc(n * sizeof(struct sock_filter));
+	if (!out->insns)
+		return jr_fail_oom(err);
+	if (pread(fd, out->insns, n * sizeof(struct sock_filter), 0) != (ssize_t)(n * sizeof(struct sock_filter)))
+		return jr_fail(err, errno ? errno : EIO, "seccomp: reading the filter back");
+	out->len = (unsigned short)n;
+	return 0;
+}
+
 /* Two filters: the policy's, and jailrun's own rules in a second one,
  * which the kernel applies too (the strictest answer of all filters
  * wins), so no policy rule on the same syscall can override them. */
@@ -296,47 +330,140 @@ int jr_seccomp_build(const jr_policy_t *p, unsigned extras, struct jr_seccomp *o
 	if (p->n_rules || p->seccomp_default != JR_SC_ALLOW) {
 		if (new_filter(&b, to_scmp(p->seccomp_default, p->seccomp_default_errno), err) < 0)
 			return -1;
-		out->policy = b.ctx;
 		for (size_t i = 0; i < p->n_rules; i++) {
 			b.loc = &p->rules[i].loc;
 			if (add_policy_rule(&b, &p->rules[i]) < 0)
 				goto fail;
 		}
 		out->policy_rules = b.rules;
+		if (export_bpf(b.ctx, &out->policy, err) < 0)
+			goto fail;
+		seccomp_release(b.ctx);
+		b.ctx = NULL;
 	}
 	if (extras) {
-		struct builder own = { .err = err };
-		if (new_filter(&own, SCMP_ACT_ALLOW, err) < 0)
+		if (new_filter(&b, SCMP_ACT_ALLOW, err) < 0)
 			goto fail;
-		out->builtin = own.ctx;
-		if (((extras & JR_SC_EXTRA_SETID) && add_setid_guard(&own) < 0) ||
+		b.rules = 0;
+		if (((extras & JR_SC_EXTRA_SETID) && add_setid_guard(&b) < 0) ||
 		    ((extras & JR_SC_EXTRA_LANDLOCK_ONLY) &&
-		     add_landlock_only(&own, extras & JR_SC_EXTRA_NO_IP) < 0) ||
-		    ((extras & JR_SC_EXTRA_NO_MEMFD_EXEC) && add_no_memfd_exec(&own) < 0))
+		     add_landlock_only(&b, extras & JR_SC_EXTRA_NO_IP) < 0) ||
+		    ((extras & JR_SC_EXTRA_NO_MEMFD_EXEC) && add_no_memfd_exec(&b) < 0))
 			goto fail;
-		out->builtin_rules = own.rules;
+		out->builtin_rules = b.rules;
+		if (export_bpf(b.ctx, &out->builtin, err) < 0)
+			goto fail;
+		seccomp_release(b.ctx);
 	}
 	return 0;
 fail:
+	if (b.ctx)
+		seccomp_release(b.ctx);
 	jr_seccomp_free(out);
 	return -1;
 }
 
-int jr_seccomp_load(const struct jr_seccomp *sc, jr_error_t **err)
+static int install(const struct jr_bpf *bpf, unsigned flags)
 {
-	int r;
-	if (sc->builtin && (r = seccomp_load(sc->builtin)) < 0)
-		return jr_fail(err, -r, "loading jailrun's seccomp filter");
-	if (sc->policy && (r = seccomp_load(sc->policy)) < 0)
-		return jr_fail(err, -r, "loading the policy's seccomp filter");
+	struct sock_fprog prog = { .len = bpf->len, .filter = bpf->insns };
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+}
+
+/* Whether the filter lets this call through (as the hand-over of the
+ * listener needs sendmsg and close to work under the filter). */
+static bool lets_through(const struct jr_bpf *bpf, int nr, uint64_t a0, uint64_t a2)
+{
+	if (!bpf->len)
+		return true;
+	struct seccomp_data d = { .nr = nr, .arch = AUDIT_ARCH_X86_64, .args = { a0, 0, a2 } };
+	uint32_t action;
+	return jr_bpf_run(bpf->insns, bpf->len, &d, &action) == 0 &&
+	       (action & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ALLOW;
+}
+
+/* The policy's filter with every errno and log answer turned into a user
+ * notification, so the supervisor sees (and counts) each denial and
+ * answers it as the original would.  clone3 is the exception: policies
+ * answer it ENOSYS so that libc falls back to clone, whose flags a filter
+ * can see, and every thread would otherwise cost a round trip to the
+ * supervisor; a short prefix sends it to an unpatched copy of the
+ * program, which answers it in the kernel, uncounted:
+ *
+ *   ld arch; jne x86_64 -> patched; ld nr; jne clone3 -> patched;
+ *   ja original; patched...; original...
+ *
+ * Both copies end in returns, so neither runs into the other.  NULL when
+ * that is not possible (too long, or a return the patch cannot read). */
+static struct sock_filter *notifying_program(const struct jr_bpf *bpf, unsigned short *len)
+{
+	enum { PREFIX = 5 };
+	size_t total = PREFIX + 2 * (size_t)bpf->len;
+	if (total > BPF_MAXINSNS)
+		return NULL;
+	struct sock_filter *prog = malloc(total * sizeof(*prog));
+	if (!prog)
+		return NULL;
+	struct sock_filter prefix[PREFIX] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+		BPF_STMT(BPF_JMP | BPF_JA, bpf->len),
+	};
+	struct sock_filter *patched = prog + PREFIX, *original = patched + bpf->len;
+	memcpy(prog, prefix, sizeof(prefix));
+	memcpy(patched, bpf->insns, bpf->len * sizeof(*prog));
+	memcpy(original, bpf->insns, bpf->len * sizeof(*prog));
+	for (size_t i = 0; i < bpf->len; i++) {
+		if (BPF_CLASS(patched[i].code) != BPF_RET)
+			continue;
+		if (BPF_RVAL(patched[i].code) != BPF_K) {
+			free(prog);
+			return NULL;
+		}
+		uint32_t action = patched[i].k & SECCOMP_RET_ACTION_FULL;
+		if (action == SECCOMP_RET_ERRNO || action == SECCOMP_RET_LOG)
+			patched[i].k = SECCOMP_RET_USER_NOTIF;
+	}
+	*len = (unsigned short)total;
+	return prog;
+}
+
+int jr_seccomp_load(const struct jr_seccomp *sc, int ctl, bool count, jr_error_t **err)
+{
+	if (sc->builtin.len && install(&sc->builtin, 0) < 0)
+		return jr_fail(err, errno, "loading jailrun's seccomp filter");
+	if (!sc->policy.len)
+		return 0;
+	/* The hand-over below must not itself be denied, or the call would
+	 * wait for a listener that is not there yet. */
+	if (count && ctl >= 0 && lets_through(&sc->policy, SYS_sendmsg, (uint64_t)ctl, MSG_NOSIGNAL) &&
+	    lets_through(&sc->builtin, SYS_sendmsg, (uint64_t)ctl, MSG_NOSIGNAL) &&
+	    lets_through(&sc->policy, SYS_close, 0, 0) && lets_through(&sc->builtin, SYS_close, 0, 0)) {
+		struct jr_bpf notifying = { 0 };
+		_cleanup_free_ struct sock_filter *prog = notifying_program(&sc->policy, &notifying.len);
+		notifying.insns = prog;
+		int listener = prog ? install(&notifying, SECCOMP_FILTER_FLAG_NEW_LISTENER) : -1;
+		if (listener >= 0) {
+			struct jr_msg msg = { .type = JR_MSG_NOTIFY };
+			int r = jr_msg_send(ctl, &msg, listener, err);
+			/* The command must never hold the listener: it could
+			 * answer its own denied calls. */
+			if (close(listener) < 0 && r == 0)
+				r = jr_fail(err, errno, "closing the seccomp listener");
+			return r;
+		}
+		/* EBUSY: an outer filter already has a listener (a nested
+		 * jailrun).  Enforce without counting. */
+	}
+	if (install(&sc->policy, 0) < 0)
+		return jr_fail(err, errno, "loading the policy's seccomp filter");
 	return 0;
 }
 
 void jr_seccomp_free(struct jr_seccomp *sc)
 {
-	if (sc->policy)
-		seccomp_release(sc->policy);
-	if (sc->builtin)
-		seccomp_release(sc->builtin);
+	free(sc->policy.insns);
+	free(sc->builtin.insns);
 	memset(sc, 0, sizeof(*sc));
 }

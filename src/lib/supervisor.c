@@ -17,6 +17,7 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -53,11 +54,16 @@ struct supervisor {
 	unsigned pty_mask;
 	int timer_fd;      /* limit time: first the limit, then the grace */
 	struct jr_cgroup cgroup;
+	struct jr_output output;  /* limit output: stdout/stderr relayed and capped */
+	int notify_fd;            /* the seccomp listener, when denials are counted */
+	struct jr_denials denials;
+	const char *step;         /* what is being done, for a failure's report */
 	bool terminating;  /* SIGTERM sent, grace running */
 	bool timed_out;
 	/* outcome */
 	bool init_exited;
 	int init_status;
+	struct rusage usage; /* init's, with its reaped descendants' */
 	bool have_exit_msg;
 	struct jr_msg exit_msg;
 	jr_error_t *jail_error; /* setup failure reported by init */
@@ -138,6 +144,7 @@ __attribute__((noreturn)) static void start_init(struct supervisor *s, int child
 		.envp = s->plan->envp,
 		.ctl = child_ctl,
 		.private_dir = s->private_dir[0] ? s->private_dir : NULL,
+		.dup_to = s->output.dup_to,
 	};
 	jr_init_main(&ctx);
 }
@@ -180,7 +187,8 @@ static int release_init(struct supervisor *s, unsigned pty, jr_error_t **err)
 		/* init holds its own copies now. */
 		jr_mount_sources_close(&s->sources);
 	}
-	struct jr_msg go = { .type = JR_MSG_GO, .pty_mask = (int32_t)pty };
+	struct jr_msg go = { .type = JR_MSG_GO, .pty_mask = (int32_t)pty,
+			     .flags = s->opts->count_denials ? JR_GO_COUNT_DENIALS : 0 };
 	for (int fd = 0; pty && fd < 3 && !go.winsize.ws_row; fd++)
 		ioctl(fd, TIOCGWINSZ, &go.winsize);
 	return jr_msg_send(s->ctl, &go, -1, err);
@@ -223,6 +231,13 @@ static int handle_ctl(struct supervisor *s, jr_error_t **err)
 		s->exit_msg = msg;
 		s->have_exit_msg = true;
 		break;
+	case JR_MSG_NOTIFY:
+		if (fd >= 0 && s->notify_fd < 0) {
+			s->notify_fd = fd;
+			fd = -1;
+			say(s, "seccomp listener in place: denials are counted");
+		}
+		break;
 	default:
 		break;
 	}
@@ -261,7 +276,10 @@ static void handle_signals(struct supervisor *s)
 static void reap_init(struct supervisor *s)
 {
 	siginfo_t info = { 0 };
-	if (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &info, WEXITED) < 0)
+	/* The raw call: its fifth argument, which libc's waitid() does not
+	 * pass, is init's rusage including every process it reaped, which is
+	 * every process of the jail. */
+	if (syscall(SYS_waitid, P_PIDFD, s->pidfd, &info, WEXITED, &s->usage) < 0)
 		return;
 	s->init_exited = true;
 	s->init_status = info.si_code == CLD_EXITED ? W_EXITCODE(info.si_status, 0)
@@ -305,7 +323,7 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 	if (s->plan->time_ms && arm_timer(s, s->plan->time_ms, err) < 0)
 		return -1;
 	while (!s->init_exited) {
-		struct pollfd pfd[7];
+		struct pollfd pfd[12];
 		int n = 0;
 		pfd[n++] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = s->signal_fd, .events = POLLIN };
@@ -319,6 +337,13 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 			ctl_at = n;
 			pfd[n++] = (struct pollfd){ .fd = s->ctl, .events = POLLIN };
 		}
+		int notify_at = -1;
+		if (s->notify_fd >= 0) {
+			notify_at = n;
+			pfd[n++] = (struct pollfd){ .fd = s->notify_fd, .events = POLLIN };
+		}
+		int first_out = n;
+		n += jr_output_pollfds(&s->output, &pfd[n]);
 		int first_pty = n;
 		n += jr_pty_relay_pollfds(&s->pty, &pfd[n]);
 		if (poll(pfd, (nfds_t)n, -1) < 0) {
@@ -332,6 +357,13 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 			return -1;
 		if (ctl_at >= 0 && s->ctl >= 0 && pfd[ctl_at].revents && handle_ctl(s, err) < 0)
 			return -1;
+		if (notify_at >= 0 && pfd[notify_at].revents) {
+			if (pfd[notify_at].revents & POLLIN)
+				jr_denials_handle(&s->denials, s->notify_fd, &s->plan->seccomp.policy);
+			else if (pfd[notify_at].revents & (POLLHUP | POLLERR))
+				pfd[notify_at].fd = -1; /* every filtered process is gone */
+		}
+		jr_output_handle(&s->output, &pfd[first_out], first_pty - first_out);
 		jr_pty_relay_handle(&s->pty, &pfd[first_pty], n - first_pty);
 		if (pfd[0].revents)
 			reap_init(s);
@@ -340,7 +372,28 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 	while (s->ctl >= 0 && handle_ctl(s, err) > 0)
 		;
 	jr_pty_relay_drain(&s->pty);
+	jr_output_drain(&s->output);
 	return 0;
+}
+
+static uint64_t timeval_us(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000u + (uint64_t)tv->tv_usec;
+}
+
+/* What is known even when the jail was never built. */
+static void fill_accounting(struct supervisor *s, struct jr_result *res)
+{
+	res->wall_us = jr_now_us() - s->t0;
+	res->user_us = timeval_us(&s->usage.ru_utime);
+	res->sys_us = timeval_us(&s->usage.ru_stime);
+	res->max_rss_kb = s->usage.ru_maxrss;
+	jr_cgroup_peaks(&s->cgroup, &res->memory_peak, &res->pids_peak);
+	res->output_bytes = s->output.budget.counting ? (int64_t)s->output.budget.produced : -1;
+	res->truncated = s->output.budget.truncated;
+	res->denials_counted = s->notify_fd >= 0;
+	if (jr_denials_export(&s->denials, &res->denials, &res->n_denials) < 0)
+		res->denials_counted = false;
 }
 
 static void fill_result(struct supervisor *s, struct jr_result *res)
@@ -365,6 +418,10 @@ static void fill_result(struct supervisor *s, struct jr_result *res)
 static void supervisor_cleanup(struct supervisor *s)
 {
 	jr_pty_relay_stop(&s->pty);
+	jr_output_close(&s->output);
+	if (s->notify_fd >= 0)
+		close(s->notify_fd);
+	jr_denials_free(&s->denials);
 	jr_mount_sources_close(&s->sources);
 	jr_placeholders_remove(&s->placeholders);
 	jr_cgroup_destroy(&s->cgroup);
@@ -391,7 +448,8 @@ static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err
 	} else if (jr_placeholders_create(s->plan, &s->placeholders, err) < 0) {
 		return -1;
 	}
-	if (jr_cgroup_create(s->plan, &s->cgroup, err) < 0)
+	if (jr_cgroup_create(s->plan, &s->cgroup, err) < 0 ||
+	    jr_output_setup(&s->output, s->plan, s->pty_mask, err) < 0)
 		return -1;
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
@@ -421,6 +479,7 @@ static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err
 	if (s->init_pid == 0)
 		start_init(s, pair[1], argv);
 	close(pair[1]);
+	jr_output_close_write_ends(&s->output);
 	if (s->init_pid < 0)
 		return -1;
 	say(s, "namespaces created, init is pid %d", (int)s->init_pid);
@@ -441,33 +500,61 @@ int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_option
 	   struct jr_result *result, jr_error_t **err)
 {
 	static const struct jr_run_options defaults = { .pty = -1 };
-	struct supervisor s = { .plan = plan, .opts = opts ? opts : &defaults,
-				.ctl = -1, .signal_fd = -1, .pidfd = -1, .timer_fd = -1 };
-	if (!argv || !argv[0])
-		return jr_fail(err, 0, "no command to run");
-	if (jr_plan_check_enforced(plan, err) < 0)
-		return -1;
+	struct supervisor s = { .plan = plan, .opts = opts ? opts : &defaults, .ctl = -1,
+				.signal_fd = -1, .pidfd = -1, .timer_fd = -1, .notify_fd = -1,
+				.step = "enforcement" };
+	memset(result, 0, sizeof(*result));
+	result->exit_code = -1;
+	result->memory_peak = result->pids_peak = result->output_bytes = -1;
 	s.t0 = jr_now_us();
-	jr_pty_relay_init(&s.pty);
-	jr_ids_for_plan(plan, &s.ids);
-	if (ensure_stdio_open(err) < 0)
+	if (!argv || !argv[0]) {
+		result->failed_step = "setup";
+		return jr_fail(err, 0, "no command to run");
+	}
+	if (jr_plan_check_enforced(plan, err) < 0) {
+		result->failed_step = s.step;
 		return -1;
+	}
+	s.step = "setup";
+	jr_pty_relay_init(&s.pty);
+	s.pty.budget = &s.output.budget;
+	jr_output_init(&s.output);
+	jr_ids_for_plan(plan, &s.ids);
+	if (ensure_stdio_open(err) < 0) {
+		result->failed_step = s.step;
+		return -1;
+	}
 	s.pty_mask = pty_mask(s.opts);
 
 	int r = start_jail(&s, argv, err);
-	if (r == 0)
+	if (r == 0) {
+		s.step = "supervise";
 		r = supervise(&s, err);
+	}
 	if (r == 0 && s.jail_error) {
+		s.step = "setup";
 		*err = jr_steal_ptr(&s.jail_error);
 		r = -1;
 	}
 	if (r == 0 && !s.have_exit_msg && !s.timed_out &&
 	    !(s.init_exited && WIFSIGNALED(s.init_status)))
 		r = jr_fail(err, 0, "the jail's init exited without reporting the command's status");
+	fill_accounting(&s, result);
 	if (r == 0) {
 		fill_result(&s, result);
 		say(&s, "command finished with status %d", result->status);
+	} else {
+		result->failed_step = s.step;
 	}
 	supervisor_cleanup(&s);
 	return r;
+}
+
+void jr_result_release(struct jr_result *result)
+{
+	for (size_t i = 0; i < result->n_denials; i++)
+		free(result->denials[i].syscall);
+	free(result->denials);
+	result->denials = NULL;
+	result->n_denials = 0;
 }

@@ -222,13 +222,14 @@ case_lint_and_explain() {
 	write_policy typo.pol 'hom tmpfs\n'
 	jr --policy "$JR_TOP/$JR_MODE/typo.pol" --lint
 	check "--lint of a bad one exits 125" test "$RC" -eq 125
-	jr -D 'limit output 1M' --explain
+	jr -D 'net proxy' --explain
 	check "--explain accepts a clause this version cannot enforce" test "$RC" -eq 0
-	check "and marks it NOT ENFORCED" contains "$OUT" "NOT ENFORCED: limit output is not implemented in this version"
+	check "and marks it NOT ENFORCED" contains "$OUT" "NOT ENFORCED: network mode 'proxy' is not implemented in this version"
+	jr --explain
 	check "--explain names the mechanism of enforced clauses" contains "$OUT" "-> own network namespace with only lo"
-	jr -D 'limit output 1M' -- touch "$WS/ran"
+	jr -D 'net proxy' -- touch "$WS/ran"
 	check_rc 125 "running it fails closed"
-	check "saying which clause" contains "$ERR" "'limit output 1M' is not enforced"
+	check "saying which clause" contains "$ERR" "'net proxy' is not enforced"
 	check "and nothing ran" test ! -e "$WS/ran"
 	jr --net host -- true
 	check "--net host is refused until it is enforced" sh -c "[ $RC -eq 125 ] && grep -q \"'net host' is not enforced\" '$ERR'"
