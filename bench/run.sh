@@ -1,0 +1,195 @@
+#!/bin/bash
+# bench/run.sh: what jailrun costs, side by side with the bare command and
+# bubblewrap (issue 8).  Run by `make bench` from a build tree:
+#
+#   JAILRUN=./jailrun JR_SRCDIR=.. bash ../bench/run.sh
+#
+# What it measures (wall clock, fork to reap, of the whole command):
+#   1. start-up: /bin/true bare; jailrun --policy strict; bubblewrap with
+#      the closest equivalent (when bwrap is installed); jailrun with
+#      bench/no-filters.pol (strict.pol without its seccomp rules; Landlock
+#      cannot be turned off by a policy, see that file).
+#   2. a short agent action, bash -c 'cd $WS && ls && cat file && echo x > out':
+#      bare, jailrun strict, bubblewrap.
+#   3. syscall-heavy work: bench/syscalls.c (static; 2,000,000 getppid and
+#      200,000 open/close of a workspace file), bare vs jailrun strict:
+#      what seccomp and Landlock add per system call.
+#   4. session exec: skipped until jailrun has sessions (see case_session).
+#   5. supervisor memory: peak RSS (VmHWM) of the jailrun process and of the
+#      jail's init during `jailrun --policy strict -- sleep 1` (bench/rss.py).
+#
+# How: bench/timeit.c (compiled here with cc -O2) runs the candidates of a
+# case interleaved, run by run (A B C A B C ...), after 2 untimed warm-up
+# rounds, so a slow phase of the machine hits every candidate alike; ratios
+# are between medians of the same interleaved run.  bench/report.py prints
+# one table (median, p90, ratio to bare, ratio to bwrap for jailrun rows) and
+# writes results.json.  hyperfine is not used: it runs one command at a time.
+#
+# The bubblewrap equivalent: --unshare-all (user, pid, net with lo up, ipc,
+# uts, cgroup), --die-with-parent, --new-session, --cap-drop ALL (as root
+# bwrap would otherwise keep capabilities; jailrun keeps none), /usr /etc
+# /opt and the /bin /sbin /lib* entries read-only (a symlink stays one, via
+# --symlink), --proc /proc, --dev /dev, tmpfs on /tmp and $HOME, the
+# workspace bound read-write, --chdir to it.  It has no seccomp filter and no
+# Landlock, and jailrun's setup does more (masks, protected paths, scrubbed
+# environment, idmapped workspace), so it is the floor to beat, not a twin.
+#
+# Environment:
+#   JAILRUN             the jailrun binary (required)
+#   JR_SRCDIR           the source tree (default: this script's parent)
+#   BENCH_RUNS          timed runs for cases 1 and 2 (default 30)
+#   BENCH_SYSCALL_RUNS  timed runs for case 3 (default 10; ~1 s each here)
+#   BENCH_MEM_RUNS      runs for case 5 (default 3; 1 s each)
+#   BENCH_OUT           results file (default: bench/results.json under the
+#                       current directory)
+#   BWRAP               the bubblewrap program (default bwrap; a name not
+#                       found leaves bubblewrap out)
+#   JAILRUN_POLICY_PATH default: $JR_SRCDIR/policy
+# Needs bash, cc (with a static libc), python3; bwrap is optional.  Runs as
+# whoever calls it (root on the CI machines); the workspace is a temporary
+# directory under /tmp, removed at exit.
+set -eu
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+: "${JAILRUN:?set JAILRUN to the jailrun binary (make bench does)}"
+srcdir=$(cd "${JR_SRCDIR:-$(dirname "$0")/..}" && pwd)
+runs=${BENCH_RUNS:-30}
+syscall_runs=${BENCH_SYSCALL_RUNS:-10}
+mem_runs=${BENCH_MEM_RUNS:-3}
+out=${BENCH_OUT:-bench/results.json}
+export JAILRUN_POLICY_PATH=${JAILRUN_POLICY_PATH:-$srcdir/policy}
+
+JAILRUN=$(cd "$(dirname "$JAILRUN")" && pwd)/$(basename "$JAILRUN")
+[ -x "$JAILRUN" ] || die "$JAILRUN: not an executable"
+for n in "$runs" "$syscall_runs" "$mem_runs"; do
+	case $n in '' | *[!0-9]*) die "run counts must be positive whole numbers" ;; esac
+	[ "$n" -gt 0 ] || die "run counts must be positive whole numbers"
+done
+command -v cc >/dev/null || die "cc not found"
+command -v python3 >/dev/null || die "python3 not found"
+mkdir -p "$(dirname "$out")"
+out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
+
+tmp=$(mktemp -d /tmp/jailrun-bench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+ws=$tmp/ws
+mkdir "$tmp/bin" "$ws"
+printf 'hello from the workspace\n' >"$ws/file"
+for f in README.md main.c Makefile; do printf 'x\n' >"$ws/$f"; done
+
+# ---- helpers ------------------------------------------------------------------
+cc -std=c17 -O2 -Wall -Wextra -o "$tmp/bin/timeit" "$srcdir/bench/timeit.c"
+# In the workspace, so the jail sees the very same binary at the same path.
+cc -std=c17 -O2 -Wall -Wextra -static -o "$ws/.syscalls" "$srcdir/bench/syscalls.c" ||
+	die "cannot link bench/syscalls.c statically (Debian: libc6-dev has libc.a)"
+
+timeit() { (cd "$ws" && "$tmp/bin/timeit" "$@"); }
+
+jailrun_strict=("$JAILRUN" --policy strict --)
+jailrun_nofilters=("$JAILRUN" --policy "$srcdir/bench/no-filters.pol" --)
+
+bwrap=${BWRAP:-bwrap}
+have_bwrap=false
+bwrap_cmd=()
+if command -v "$bwrap" >/dev/null; then
+	have_bwrap=true
+	bwrap_cmd=("$bwrap" --unshare-all --die-with-parent --new-session --cap-drop ALL)
+	for d in /usr /etc /opt /bin /sbin /lib /lib32 /lib64 /libx32; do
+		if [ -L "$d" ]; then
+			bwrap_cmd+=(--symlink "$(readlink "$d")" "$d")
+		elif [ -d "$d" ]; then
+			bwrap_cmd+=(--ro-bind "$d" "$d")
+		fi
+	done
+	bwrap_cmd+=(--proc /proc --dev /dev --tmpfs /tmp --tmpfs "$HOME"
+		--bind "$ws" "$ws" --chdir "$ws" --)
+fi
+
+# Sets bwrap_args to "::: bwrap BWRAP-OPTIONS -- CMD..." (timeit's words for
+# the bwrap candidate), or to nothing when bwrap is not installed.
+with_bwrap() {
+	if $have_bwrap; then
+		bwrap_args=(::: bwrap "${bwrap_cmd[@]}" "$@")
+	else
+		bwrap_args=()
+	fi
+}
+
+echo "jailrun benchmarks: $(uname -r), $(nproc) CPUs; workspace $ws" >&2
+
+# ---- 1. start-up ------------------------------------------------------------------
+echo "1/5 start-up: /bin/true x $runs" >&2
+with_bwrap /bin/true
+timeit -n "$runs" \
+	bare /bin/true \
+	::: "jailrun strict" "${jailrun_strict[@]}" /bin/true \
+	"${bwrap_args[@]}" \
+	::: "jailrun no-filters" "${jailrun_nofilters[@]}" /bin/true \
+	>"$tmp/startup.jsonl"
+
+# ---- 2. a short agent action ---------------------------------------------------------
+echo "2/5 agent action x $runs" >&2
+export WS=$ws
+# shellcheck disable=SC2016 # $WS is for the inner bash
+action=(bash -c 'cd $WS && ls && cat file && echo x > out')
+with_bwrap "${action[@]}"
+timeit -n "$runs" \
+	bare "${action[@]}" \
+	::: "jailrun strict" "${jailrun_strict[@]}" "${action[@]}" \
+	"${bwrap_args[@]}" \
+	>"$tmp/action.jsonl"
+
+# ---- 3. syscall-heavy work --------------------------------------------------------
+echo "3/5 syscall-heavy x $syscall_runs" >&2
+timeit -n "$syscall_runs" -w 1 \
+	bare "$ws/.syscalls" "$ws/file" \
+	::: "jailrun strict" "${jailrun_strict[@]}" "$ws/.syscalls" "$ws/file" \
+	>"$tmp/syscalls.jsonl"
+
+# ---- 4. session exec --------------------------------------------------------------
+# Hook: when jailrun has sessions, start one here (strict.pol, workspace
+# $ws), time `/bin/true` through it against bare /bin/true with timeit,
+# write $tmp/session.jsonl and return 0; report_args then gets a --case
+# line instead of --skip.  Until then it returns 1.
+case_session() {
+	return 1
+}
+echo "4/5 session exec" >&2
+if case_session; then
+	session=(--case session "session exec: /bin/true" "$tmp/session.jsonl")
+else
+	echo "    skipped (no sessions yet)" >&2
+	session=(--skip session "session exec: /bin/true" "no sessions yet")
+fi
+
+# ---- 5. supervisor memory ---------------------------------------------------------
+echo "5/5 supervisor memory: sleep 1 x $mem_runs" >&2
+: >"$tmp/memory.jsonl"
+for _ in $(seq "$mem_runs"); do
+	(cd "$ws" && python3 "$srcdir/bench/rss.py" "${jailrun_strict[@]}" sleep 1) >>"$tmp/memory.jsonl"
+done
+
+# ---- report ---------------------------------------------------------------------------
+bwrap_version=none
+$have_bwrap && bwrap_version=$("$bwrap" --version | sed 's/^bubblewrap //')
+echo
+python3 "$srcdir/bench/report.py" --out "$out" \
+	--meta "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+	--meta "kernel=$(uname -r)" \
+	--meta "cpus=$(nproc)" \
+	--meta "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" \
+	--meta "user=$(id -un)" \
+	--meta "jailrun=$("$JAILRUN" --version)" \
+	--meta "bwrap=$bwrap_version" \
+	--meta "timer=bench/timeit.c (interleaved, 2 warm-up rounds; 1 for syscall-heavy)" \
+	--case startup "start-up: /bin/true" "$tmp/startup.jsonl" \
+	--case action "agent action: bash ls/cat/echo" "$tmp/action.jsonl" \
+	--case syscalls "syscall-heavy: 2M getppid + 200k open/close" "$tmp/syscalls.jsonl" \
+	"${session[@]}" \
+	--memory memory "supervisor memory: sleep 1 (peak RSS)" "$tmp/memory.jsonl"
+echo
+echo "Medians and p90 of wall-clock ms over $runs runs (cases 1-2) and $syscall_runs (case 3),"
+echo "candidates interleaved run by run; x bare, x bwrap: ratio of medians from the same run."
+$have_bwrap || echo "bubblewrap ($bwrap) not installed: its rows are missing."
+echo "Memory: largest VmHWM over $mem_runs runs.  Results: $out"
