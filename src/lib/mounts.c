@@ -287,20 +287,39 @@ static int new_tmpfs(mode_t mode, uint64_t attrs, int *out, jr_error_t **err)
 /* A read-only bind of one empty regular file, from a detached tmpfs that
  * exists only for this (masking a file with /dev/null would accept
  * writes and show a device). */
+static int make_scratch(struct root_builder *b, jr_error_t **err)
+{
+	if (new_tmpfs(0555, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &b->scratch,
+		      err) < 0)
+		return -1;
+	int f = openat(b->scratch, "empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+	if (f < 0)
+		return jr_fail(err, errno, "creating the empty file for masks");
+	close(f);
+	if (mkdirat(b->scratch, "empty.d", 0555) < 0)
+		return jr_fail(err, errno, "creating the empty directory for masks");
+	return 0;
+}
+
 static int empty_file_clone(struct root_builder *b, int *out, jr_error_t **err)
 {
-	if (b->scratch < 0) {
-		if (new_tmpfs(0555, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-			      &b->scratch, err) < 0)
-			return -1;
-		int f = openat(b->scratch, "empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
-		if (f < 0)
-			return jr_fail(err, errno, "creating the empty file for masks");
-		close(f);
-	}
+	if (b->scratch < 0 && make_scratch(b, err) < 0)
+		return -1;
 	const uint64_t attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 			       MOUNT_ATTR_NOEXEC;
 	return clone_host_path(b->scratch, "empty", attrs, out, err);
+}
+
+/* An empty read-only directory: a read-only clone of one directory of the
+ * scratch tmpfs, shared by every empty mask and placeholder with nothing
+ * mounted beneath it (a superblock each would cost more than the clone). */
+static int empty_dir_clone(struct root_builder *b, int *out, jr_error_t **err)
+{
+	if (b->scratch < 0 && make_scratch(b, err) < 0)
+		return -1;
+	const uint64_t attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			       MOUNT_ATTR_NOEXEC;
+	return clone_host_path(b->scratch, "empty.d", attrs, out, err);
 }
 
 /* Mounts a fresh filesystem (or clone) at name beneath dirfd. */
@@ -451,8 +470,17 @@ static int make_symlink(const struct root_builder *b, const struct jr_mount *m, 
 	return 0;
 }
 
+/* Whether a later mount of the plan goes beneath mount i. */
+static bool has_mount_beneath(const struct jr_plan *plan, size_t i)
+{
+	for (size_t j = i + 1; j < plan->n_mounts; j++)
+		if (jr_path_is_beneath(plan->mounts[j].target, plan->mounts[i].target))
+			return true;
+	return false;
+}
+
 static int mount_one(struct root_builder *b, const struct jr_mount *m, int source_fd,
-		     bool source_is_dir, jr_error_t **err)
+		     bool source_is_dir, bool leaf, jr_error_t **err)
 {
 	_cleanup_close_ int target = -1, fresh = -1;
 
@@ -468,6 +496,13 @@ static int mount_one(struct root_builder *b, const struct jr_mount *m, int sourc
 			return jr_fail(err, errno, "move_mount");
 		return 0;
 	case JR_MOUNT_TMPFS:
+		if (leaf && m->readonly && !m->size && m->mode == 0555) {
+			if (empty_dir_clone(b, &fresh, err) < 0)
+				return -1;
+			if (attach(fresh, target) < 0)
+				return jr_fail(err, errno, "move_mount");
+			return 0;
+		}
 		if (new_tmpfs_sized(m->mode, m->size,
 				    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->noexec ? MOUNT_ATTR_NOEXEC : 0),
 				    &fresh, err) < 0)
@@ -528,7 +563,7 @@ int jr_mount_build_root(const struct jr_plan *plan, struct jr_mount_sources *src
 	}
 	for (size_t i = 0; i < plan->n_mounts; i++) {
 		const struct jr_mount *m = &plan->mounts[i];
-		if (mount_one(&b, m, src->fds[i], src->is_dir[i], err) < 0) {
+		if (mount_one(&b, m, src->fds[i], src->is_dir[i], !has_mount_beneath(plan, i), err) < 0) {
 			jr_fail_wrap(err, "mount %s (%s)", m->target, m->origin);
 			goto out;
 		}

@@ -126,13 +126,21 @@ static int make_path(struct jr_placeholders *ph, const char *path, jr_error_t **
 	return 0;
 }
 
+static bool remembered(const struct jr_placeholders *ph, const char *path)
+{
+	for (size_t i = 0; i < ph->n; i++)
+		if (!strcmp(ph->v[i].path, path))
+			return true;
+	return false;
+}
+
 static int hold_shared(struct jr_placeholders *ph, const char *path, jr_error_t **err)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0; /* nothing another run could remove */
 	char mark;
-	if (fgetxattr(fd, MARK, &mark, 1) == 1) {
+	if (!remembered(ph, path) && fgetxattr(fd, MARK, &mark, 1) == 1) {
 		/* Another run's placeholder: remove it at the end if it is ours
 		 * to remove by then. */
 		struct stat st;

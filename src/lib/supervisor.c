@@ -442,12 +442,14 @@ static void supervisor_cleanup(struct supervisor *s)
 
 static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err)
 {
+	say(s, "starting");
 	if (s->plan->landlock_only) {
 		if (make_private_dir(s, err) < 0)
 			return -1;
 	} else if (jr_placeholders_create(s->plan, &s->placeholders, err) < 0) {
 		return -1;
 	}
+	say(s, "protected paths locked, %zu placeholders made", s->placeholders.n);
 	if (jr_cgroup_create(s->plan, &s->cgroup, err) < 0 ||
 	    jr_output_setup(&s->output, s->plan, s->pty_mask, err) < 0)
 		return -1;
