@@ -264,6 +264,8 @@ struct jr_placeholders {
 	size_t n;
 	int *locks; /* shared flocks on the protected directories this run uses */
 	size_t n_locks;
+	int pool;        /* the spare placeholders kept between runs, or -1 */
+	bool pool_exdev; /* on another filesystem than the placeholders */
 };
 
 int jr_placeholders_create(const struct jr_plan *plan, struct jr_placeholders *ph,

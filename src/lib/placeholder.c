@@ -78,6 +78,119 @@ static int make_file(struct jr_placeholders *ph, const char *path, const char *t
 	return r;
 }
 
+/* ---- spare placeholders ----------------------------------------------
+ *
+ * Making and removing a directory on every run is the slowest part of
+ * the start-up: ext4 will not hand out an inode freed in the last minute
+ * again, so under a steady stream of runs each mkdir scans past the ones
+ * the last runs freed.  Placeholder directories are therefore kept for
+ * the next run instead of removed: moved (rename, on the same filesystem)
+ * into a spare pool in the caller's cache directory, 0700, and moved back
+ * into place when needed.  A spare is taken only when it is an empty
+ * directory of the caller's carrying the mark; one that cannot be kept
+ * (another filesystem, a full pool) is removed as before. */
+
+#define SPARES 64
+
+static int spare_pool(void)
+{
+	const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char path[4096];
+	if (cache && cache[0] == '/') {
+		snprintf(path, sizeof(path), "%s", cache);
+	} else if (home && home[0] == '/') {
+		snprintf(path, sizeof(path), "%s/.cache", home);
+	} else {
+		return -1;
+	}
+	mkdir(path, 0700);
+	strncat(path, "/jailrun", sizeof(path) - strlen(path) - 1);
+	mkdir(path, 0700);
+	strncat(path, "/placeholders", sizeof(path) - strlen(path) - 1);
+	mkdir(path, 0700);
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static bool is_empty_dir(int fd)
+{
+	char buf[256];
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return false;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n <= 0)
+			return n == 0;
+		for (long off = 0; off < n;) {
+			const char *name = buf + off + 19; /* d_ino, d_off, d_reclen, d_type */
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			if (strcmp(name, ".") && strcmp(name, ".."))
+				return false;
+			off += reclen;
+		}
+	}
+}
+
+/* A spare that is ours to reuse: an empty directory of the caller's
+ * that jailrun made (the mark). */
+static bool spare_usable(int pool, const char *slot)
+{
+	_cleanup_close_ int fd = openat(pool, slot, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char mark;
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	       fgetxattr(fd, MARK, &mark, 1) == 1 && is_empty_dir(fd);
+}
+
+/* Moves a spare to name beneath dirfd; 0 when done, -1 when there is none. */
+static int take_spare(struct jr_placeholders *ph, int dirfd, const char *name)
+{
+	if (ph->pool < 0 || ph->pool_exdev)
+		return -1;
+	for (unsigned i = 0; i < SPARES; i++) {
+		char slot[16];
+		snprintf(slot, sizeof(slot), "%u", i);
+		if (!spare_usable(ph->pool, slot))
+			continue;
+		if (renameat2(ph->pool, slot, dirfd, name, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno == EXDEV) {
+			ph->pool_exdev = true;
+			return -1;
+		}
+		if (errno != ENOENT) /* EEXIST: name appeared meanwhile; let mkdir say so */
+			return -1;
+	}
+	return -1;
+}
+
+/* Keeps an empty placeholder directory for the next run; false when it
+ * could not be kept (it is then removed as before). */
+static bool stash(struct jr_placeholders *ph, const char *path, int fd)
+{
+	if (ph->pool < 0 || ph->pool_exdev || !is_empty_dir(fd))
+		return false;
+	for (unsigned i = 0; i < SPARES; i++) {
+		char slot[16];
+		snprintf(slot, sizeof(slot), "%u", i);
+		if (renameat2(AT_FDCWD, path, ph->pool, slot, RENAME_NOREPLACE) == 0) {
+			/* Filled on the host between the check and the move: back. */
+			if (!is_empty_dir(fd))
+				renameat2(ph->pool, slot, AT_FDCWD, path, RENAME_NOREPLACE);
+			return true;
+		}
+		if (errno != EEXIST)
+			return false;
+	}
+	return false;
+}
+
 /* mkdir -p of an absolute canonical path, never through a symlink,
  * remembering each directory created. */
 static int make_path(struct jr_placeholders *ph, const char *path, jr_error_t **err)
@@ -101,11 +214,12 @@ static int make_path(struct jr_placeholders *ph, const char *path, jr_error_t **
 		strcat(strcat(sofar, "/"), name);
 		int next = open_dir_nofollow(cur, name);
 		if (next < 0 && errno == ENOENT) {
-			if (mkdirat(cur, name, 0755) < 0)
+			bool spare = take_spare(ph, cur, name) == 0;
+			if (!spare && mkdirat(cur, name, 0755) < 0)
 				return jr_fail(err, errno, "protect %s: creating the placeholder %s", path,
 					       sofar);
 			next = open_dir_nofollow(cur, name);
-			if (next >= 0) {
+			if (next >= 0 && !spare) {
 				char proc[64];
 				snprintf(proc, sizeof(proc), "/proc/self/fd/%d", next);
 				setxattr(proc, MARK, "1", 1, 0); /* best effort: unmarked, it stays */
@@ -163,6 +277,14 @@ static int hold_shared(struct jr_placeholders *ph, const char *path, jr_error_t 
 
 int jr_placeholders_create(const struct jr_plan *plan, struct jr_placeholders *ph, jr_error_t **err)
 {
+	ph->pool = -1;
+	for (size_t i = 0; i < plan->n_mounts; i++) {
+		const struct jr_mount *m = &plan->mounts[i];
+		if (m->placeholder && m->kind == JR_MOUNT_TMPFS && ph->pool < 0) {
+			ph->pool = spare_pool();
+			break;
+		}
+	}
 	for (size_t i = 0; i < plan->n_mounts; i++) {
 		const struct jr_mount *m = &plan->mounts[i];
 		if (m->placeholder &&
@@ -191,7 +313,7 @@ void jr_placeholders_remove(struct jr_placeholders *ph)
 		char mark;
 		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 &&
 		    st.st_dev == p->dev && st.st_ino == p->ino && fgetxattr(fd, MARK, &mark, 1) == 1) {
-			if (S_ISDIR(st.st_mode))
+			if (S_ISDIR(st.st_mode) && !stash(ph, p->path, fd))
 				rmdir(p->path); /* fails, harmlessly, if something was put in it */
 			else if (S_ISREG(st.st_mode) && st.st_size == p->size)
 				unlink(p->path); /* a file the host wrote to stays */
@@ -203,4 +325,7 @@ void jr_placeholders_remove(struct jr_placeholders *ph)
 	free(ph->v);
 	ph->v = NULL;
 	ph->n = 0;
+	if (ph->pool >= 0)
+		close(ph->pool);
+	ph->pool = -1;
 }

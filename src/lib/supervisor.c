@@ -504,7 +504,7 @@ int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_option
 	static const struct jr_run_options defaults = { .pty = -1 };
 	struct supervisor s = { .plan = plan, .opts = opts ? opts : &defaults, .ctl = -1,
 				.signal_fd = -1, .pidfd = -1, .timer_fd = -1, .notify_fd = -1,
-				.step = "enforcement" };
+				.placeholders = { .pool = -1 }, .step = "enforcement" };
 	memset(result, 0, sizeof(*result));
 	result->exit_code = -1;
 	result->memory_peak = result->pids_peak = result->output_bytes = -1;

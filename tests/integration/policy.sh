@@ -192,6 +192,39 @@ case_protected_missing_paths() {
 	check "and they reach the host" test -f "$WS/newfile" -a -d "$WS/newdir"
 }
 
+# Placeholder directories are kept between runs in a spare pool in the
+# caller's cache (mkdir/rmdir of fresh inodes is slow on ext4 under a
+# stream of runs); a spare is reused only when it is still an empty
+# directory jailrun made.
+case_placeholder_spares() {
+	cache=$(dirname "$WS")/cache
+	mkdir -p "$cache" && chown "$CASE_UID:$CASE_UID" "$cache"
+	pool=$cache/jailrun/placeholders
+	JR_ENV="XDG_CACHE_HOME=$cache" jr -- true
+	check_rc 0 "a run with a cache directory works"
+	check "the workspace is left as it was" test -z "$(ls -A "$WS")"
+	n=$(ls "$pool" 2>/dev/null | wc -l)
+	check "its placeholder directories were kept in the spare pool" test "$n" -ge 5
+	check "the pool is the caller's alone (0700)" test "$(stat -c %a "$pool")" = 700
+	JR_ENV="XDG_CACHE_HOME=$cache" jr -- sh -c 'ls -A .vscode | wc -l; mkdir .vscode/x'
+	check "a reused spare is an empty read-only directory in the jail" sh -c "[ \"\$(head -1 '$OUT')\" = 0 ] && grep -q 'Read-only file system' '$ERR'"
+	check "and the pool did not grow (spares were reused)" test "$(ls "$pool" | wc -l)" -eq "$n"
+	# The caller's own files never travel: a spare with something in it,
+	# and a directory without jailrun's mark, are left alone.
+	for slot in $(ls "$pool"); do
+		echo host-data | as_user tee "$pool/$slot/keep" >/dev/null
+	done
+	as_user mkdir "$pool/99"
+	JR_ENV="XDG_CACHE_HOME=$cache" jr -- sh -c 'ls -A .vscode .idea 2>&1; cat .vscode/keep 2>&1'
+	check "a filled spare is not moved into the workspace" lacks "$OUT" host-data
+	check "every filled spare is still in the pool" test "$(cat "$pool"/*/keep | grep -c host-data)" -eq "$n"
+	check "the unmarked directory stays where it was" test -d "$pool/99"
+	check "the workspace is left as it was" test -z "$(ls -A "$WS")"
+	chmod 755 "$pool"
+	JR_ENV="XDG_CACHE_HOME=$cache" jr -- sh -c 'mkdir .vscode/x'
+	check "a pool others could reach is not used, and the run still protects" sh -c "grep -q 'Read-only file system' '$ERR' && [ -z \"\$(ls -A '$WS')\" ]"
+}
+
 write_policy() {
 	printf '%b' "$2" >"$JR_TOP/$JR_MODE/$1"
 	chmod 644 "$JR_TOP/$JR_MODE/$1"
@@ -250,4 +283,4 @@ run_cases case_env_scrubbed case_key_unreadable_every_policy case_default_home_r
 	case_permissive_home_writable case_mask_option case_mask_through_symlink \
 	case_protected_git_hooks case_protected_symlink case_concurrent_runs case_mask_parent_pinned \
 	case_more_secrets case_git_worktree case_protect_survives_renames case_mask_layers \
-	case_protected_missing_paths case_policy_errors case_lint_and_explain case_policy_search
+	case_protected_missing_paths case_placeholder_spares case_policy_errors case_lint_and_explain case_policy_search
