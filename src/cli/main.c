@@ -39,6 +39,10 @@ enum {
 	OPT_MEMORY,
 	OPT_PIDS,
 	OPT_OUTPUT_LIMIT,
+	OPT_SESSION,
+	OPT_STOP,
+	OPT_LIST,
+	OPT_IDLE,
 };
 
 static const struct option long_options[] = {
@@ -64,6 +68,10 @@ static const struct option long_options[] = {
 	{ "pids", required_argument, NULL, OPT_PIDS },
 	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
 	{ "report", required_argument, NULL, OPT_REPORT },
+	{ "session", required_argument, NULL, OPT_SESSION },
+	{ "stop", no_argument, NULL, OPT_STOP },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "idle", required_argument, NULL, OPT_IDLE },
 	{ "pty", no_argument, NULL, OPT_PTY },
 	{ "no-pty", no_argument, NULL, OPT_NO_PTY },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -76,6 +84,9 @@ static void usage(FILE *out)
 {
 	fputs("Usage: jailrun [OPTIONS] [--] COMMAND [ARG...]\n"
 	      "       jailrun --policy NAME --lint | --explain\n"
+	      "       jailrun --session NAME [OPTIONS] [--] COMMAND [ARG...] | --stop | --list\n"
+	      "       jailrun serve | mcp [--session NAME] [OPTIONS]\n"
+	      "       jailrun sessions\n"
 	      "Run COMMAND in a jail: new user, mount, pid, net, ipc, uts and cgroup\n"
 	      "namespaces; the system read-only, the workspace read-write, secrets hidden.\n"
 	      "\n"
@@ -101,6 +112,12 @@ static void usage(FILE *out)
 	      "                          truncation marker (limit output SIZE)\n"
 	      "      --report FILE|-     write a JSON report of the run to FILE (- = stderr),\n"
 	      "                          also when it fails; counts seccomp denials\n"
+	      "      --session NAME      run COMMAND in the persistent jail NAME, starting it\n"
+	      "                          if it is not running; with --stop, stop it; with\n"
+	      "                          --list, list the running sessions\n"
+	      "      --idle SECONDS      a session started now stops after SECONDS idle\n"
+	      "  serve                   JSON-RPC 2.0 server on stdin/stdout (one object a line)\n"
+	      "  mcp                     Model Context Protocol server on stdin/stdout\n"
 	      "      --env NAME=VALUE    set a variable in the command's environment\n"
 	      "      --keep-env NAME     pass NAME even if the policy scrubs it\n"
 	      "      --keep-fd N         pass descriptor N into the jail (repeatable)\n"
@@ -160,6 +177,10 @@ struct cli {
 	bool verbose, lint, explain;
 	int pty;
 	const char *report; /* --report: a path, or "-" for stderr */
+	const char *session;
+	bool stop, list;
+	unsigned idle_s;
+	enum { MODE_RUN, MODE_SERVE, MODE_MCP, MODE_SESSIONS } mode;
 };
 
 static int add_override(struct cli *cli, const char *directive, const char *arg)
@@ -213,6 +234,26 @@ static int parse_option(struct cli *cli, int opt, const char *arg)
 		return add_override(cli, "limit pids", arg);
 	case OPT_OUTPUT_LIMIT:
 		return add_override(cli, "limit output", arg);
+	case OPT_SESSION:
+		cli->session = arg;
+		return -1;
+	case OPT_STOP:
+		cli->stop = true;
+		return -1;
+	case OPT_LIST:
+		cli->list = true;
+		return -1;
+	case OPT_IDLE: {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(arg, &end, 10);
+		if (errno || *end || end == arg || v == 0 || v > 30 * 86400) {
+			fprintf(stderr, "jailrun: --idle '%s': a number of seconds, 1 to 2592000\n", arg);
+			return JR_EXIT_FAILURE;
+		}
+		cli->idle_s = (unsigned)v;
+		return -1;
+	}
 	case OPT_REPORT:
 		if (!*arg) {
 			fputs("jailrun: --report: empty file name (use - for stderr)\n", stderr);
@@ -411,6 +452,95 @@ static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 	return status;
 }
 
+static int run_in_session(struct cli *cli, jr_policy_t *policy, char **argv)
+{
+	jr_error_t *err = NULL;
+	jr_plan_t *plan = NULL;
+	if (build_policy(cli, policy, &err) < 0 || jr_compile(policy, NULL, &plan, &err) < 0)
+		return fail(err);
+	int probe;
+	if (jr_session_connect(cli->session, &probe, &err) == 0) {
+		close(probe);
+	} else {
+		jr_error_free(err);
+		err = NULL;
+		struct jr_session_options opts = { .idle_s = cli->idle_s };
+		if (jr_session_start(policy, plan, cli->session, &opts, &err) < 0 &&
+		    err->errnum != EEXIST) {
+			jr_plan_free(plan);
+			return fail(err);
+		}
+		jr_error_free(err);
+		err = NULL;
+	}
+	struct jr_result result;
+	int r = jr_session_exec(cli->session, policy, plan, argv, NULL, &result, &err);
+	jr_plan_free(plan);
+	if (r < 0)
+		return fail(err);
+	print_outcome(&result, argv);
+	return result.status;
+}
+
+static int stop_session(const char *name)
+{
+	jr_error_t *err = NULL;
+	if (jr_session_stop(name, &err) == 0)
+		return 0;
+	if (err->errnum == ENOENT || err->errnum == ECONNREFUSED) {
+		fprintf(stderr, "jailrun: no session %s\n", name);
+		jr_error_free(err);
+		return 1;
+	}
+	return fail(err);
+}
+
+static int list_sessions(void)
+{
+	jr_error_t *err = NULL;
+	return jr_session_list(print_line, stdout, &err) < 0 ? fail(err) : 0;
+}
+
+/* serve and mcp: against --session NAME (started if need be, left
+ * running), or a private session that lives as long as this process. */
+static int serve(struct cli *cli, jr_policy_t *policy)
+{
+	jr_error_t *err = NULL;
+	jr_plan_t *plan = NULL;
+	if (build_policy(cli, policy, &err) < 0 || jr_compile(policy, NULL, &plan, &err) < 0)
+		return fail(err);
+	char private_name[64];
+	const char *name = cli->session;
+	if (!name) {
+		snprintf(private_name, sizeof(private_name), "%s-%d", cli->mode == MODE_MCP ? "mcp" : "serve",
+			 (int)getpid());
+		name = private_name;
+	}
+	struct jr_session_options opts = { .idle_s = cli->idle_s, .private_session = !cli->session };
+	int probe;
+	if (cli->session && jr_session_connect(name, &probe, &err) == 0) {
+		close(probe);
+	} else {
+		jr_error_free(err);
+		err = NULL;
+		if (jr_session_start(policy, plan, name, &opts, &err) < 0 && err->errnum != EEXIST) {
+			jr_plan_free(plan);
+			return fail(err);
+		}
+		jr_error_free(err);
+		err = NULL;
+	}
+	int r = jr_rpc_serve(cli->mode == MODE_MCP ? JR_RPC_MCP : JR_RPC_JSONRPC, policy, plan, name,
+			     STDIN_FILENO, STDOUT_FILENO, &err);
+	if (!cli->session) {
+		jr_error_t *ignored = NULL;
+		jr_session_stop(name, &ignored);
+		jr_error_free(ignored);
+	}
+	jr_plan_free(plan);
+	return r < 0 ? fail(err) : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli = { .pty = -1 };
@@ -418,16 +548,44 @@ int main(int argc, char **argv)
 	jr_policy_t *policy = NULL;
 	int status = -1, opt;
 
+	/* A first word that names a mode. */
+	if (argc > 1 && (!strcmp(argv[1], "serve") || !strcmp(argv[1], "mcp") || !strcmp(argv[1], "sessions"))) {
+		cli.mode = !strcmp(argv[1], "serve") ? MODE_SERVE : !strcmp(argv[1], "mcp") ? MODE_MCP : MODE_SESSIONS;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	/* '+': options end at the command, so its own flags are not ours. */
 	while (status < 0 && (opt = getopt_long(argc, argv, "+p:D:w:vh", long_options, NULL)) != -1)
 		status = parse_option(&cli, opt, optarg);
-	if (status < 0 && optind >= argc && !cli.lint && !cli.explain) {
+	bool runs_command = cli.mode == MODE_RUN && !cli.lint && !cli.explain && !cli.stop && !cli.list;
+	if (status < 0 && (cli.stop || cli.list) && !cli.session && !cli.list) {
+		fputs("jailrun: --stop needs --session NAME\n", stderr);
+		status = JR_EXIT_FAILURE;
+	}
+	if (status < 0 && cli.mode != MODE_RUN && optind < argc) {
+		fprintf(stderr, "jailrun: %s takes no command\n", argv[0]);
+		status = JR_EXIT_FAILURE;
+	}
+	if (status < 0 && optind >= argc && runs_command) {
 		fputs("jailrun: no command given\nTry 'jailrun --help'.\n", stderr);
 		status = JR_EXIT_FAILURE;
 	}
+	if (status < 0 && cli.session && cli.report) {
+		fputs("jailrun: --report is not available with --session in this version\n", stderr);
+		status = JR_EXIT_FAILURE;
+	}
 	if (status < 0) {
-		if (jr_policy_new(&policy, &err) < 0)
+		if (cli.list || cli.mode == MODE_SESSIONS)
+			status = list_sessions();
+		else if (cli.stop)
+			status = stop_session(cli.session);
+		else if (jr_policy_new(&policy, &err) < 0)
 			status = fail(err);
+		else if (cli.mode == MODE_SERVE || cli.mode == MODE_MCP)
+			status = serve(&cli, policy);
+		else if (cli.session && runs_command)
+			status = run_in_session(&cli, policy, argv + optind);
 		else
 			status = run(&cli, policy, argv + optind);
 	}

@@ -158,6 +158,39 @@ int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_option
 /* Frees what jr_run allocated in result (the denials). */
 void jr_result_release(struct jr_result *result);
 
+/* ---- sessions: a jail that stays up ---------------------------------- */
+
+struct jr_session_options {
+	unsigned idle_s;      /* stop after this many seconds with nothing running; 0 = never */
+	bool private_session; /* dies with the calling process (serve, mcp) instead of daemonizing */
+};
+
+/* Starts session NAME running plan (made from policy); returns once it
+ * serves requests.  EEXIST when it is already running. */
+int jr_session_start(const jr_policy_t *policy, const jr_plan_t *plan, const char *name,
+		     const struct jr_session_options *opts, jr_error_t **err);
+/* A connection to session NAME's control socket (one request each). */
+int jr_session_connect(const char *name, int *fd, jr_error_t **err);
+/* Kills every process of the session and waits until it is gone. */
+int jr_session_stop(const char *name, jr_error_t **err);
+/* One line per running session of the caller: NAME PID POLICY STARTED WORKSPACE. */
+int jr_session_list(jr_line_fn fn, void *userdata, jr_error_t **err);
+/* Runs argv in session NAME with the caller's stdin, stdout and stderr
+ * (a terminal among them is relayed through a pipe) and waits for it,
+ * with plan's environment.  policy must be the session's (its digest is
+ * checked). */
+int jr_session_exec(const char *name, const jr_policy_t *policy, const jr_plan_t *plan,
+		    char *const argv[], const char *cwd, struct jr_result *result, jr_error_t **err);
+
+/* ---- agent API over stdio --------------------------------------------- */
+
+enum jr_rpc_dialect { JR_RPC_JSONRPC, JR_RPC_MCP };
+/* Serves JSON-RPC 2.0 (jailrun serve) or MCP (jailrun mcp), one object a
+ * line, reading in_fd and writing out_fd, against session NAME, until
+ * end of input or shutdown.  policy and plan are the session's. */
+int jr_rpc_serve(enum jr_rpc_dialect dialect, const jr_policy_t *policy, const jr_plan_t *plan,
+		 const char *session, int in_fd, int out_fd, jr_error_t **err);
+
 /* ---- report ---------------------------------------------------------- */
 
 /* What one run was and did, for the JSON report (jailrun(1), REPORT). */

@@ -116,6 +116,9 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 	case JR_CL_ISOLATION:
 		snprintf(mech, size, "user, mount, pid, net, ipc, uts and cgroup namespaces");
 		return true;
+	case JR_CL_GUARD:
+		snprintf(mech, size, "jailrun serve and mcp: writeFile of an existing file the client has not read is refused (commands run with exec are not affected)");
+		return true;
 	case JR_CL_WORKSPACE:
 		if (!same_loc(&cl->loc, &p->workspace_s.loc))
 			break;

@@ -95,6 +95,36 @@ static int attach_pty(int master, unsigned mask, jr_error_t **err)
 	return 0;
 }
 
+int jr_confine(const struct jr_plan *plan, int ruleset, const int *keep, size_t n_keep, int ctl,
+	       unsigned flags, jr_error_t **err)
+{
+	int all[72];
+	if (n_keep > 70)
+		return jr_fail(err, E2BIG, "too many descriptors kept");
+	memcpy(all, keep, n_keep * sizeof(int));
+	if (ruleset >= 0)
+		all[n_keep++] = ruleset;
+	if (jr_fds_close_except(all, n_keep, err) < 0 || jr_caps_drop_all(err) < 0 ||
+	    jr_set_no_new_privs(err) < 0 || jr_landlock_restrict(&plan->landlock, ruleset, err) < 0 ||
+	    jr_seccomp_load(&plan->seccomp, ctl, flags, err) < 0)
+		return -1;
+	return 0;
+}
+
+int jr_apply_rlimits(const struct jr_plan *plan, jr_error_t **err)
+{
+	/* Last, right before execve: an address-space limit must not starve
+	 * the setup before it (libseccomp and libcap allocate). */
+	for (size_t i = 0; i < plan->n_rlimits; i++) {
+		const struct jr_rlimit_plan *l = &plan->rlimits[i];
+		struct rlimit rl = { l->value, l->value };
+		if (setrlimit(l->resource, &rl) < 0)
+			return jr_fail(err, errno, "setrlimit %d to %llu (above the caller's hard limit?)",
+				       l->resource, (unsigned long long)l->value);
+	}
+	return 0;
+}
+
 /* limit output: stdout and stderr are the supervisor's pipes. */
 static int attach_output_pipes(const struct jr_init_ctx *ctx, jr_error_t **err)
 {
@@ -136,7 +166,7 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 		payload_fail(fail_pipe, err, 0);
 	}
 	int keep[72];
-	int n = keep_list(ctx, keep, 70, fail_pipe, ruleset);
+	int n = keep_list(ctx, keep, 70, fail_pipe, -1);
 	if (ctl >= 0)
 		keep[n++] = ctl;
 	/* The pipe ends are in place at 1 and 2: the originals go too. */
@@ -144,25 +174,12 @@ __attribute__((noreturn)) static void run_payload(const struct jr_init_ctx *ctx,
 		for (int i = 0; i < n; i++)
 			if (ctx->dup_to[fd] >= 0 && keep[i] == ctx->dup_to[fd] && ctx->dup_to[fd] > 2)
 				keep[i] = keep[--n];
-	if (jr_fds_close_except(keep, (size_t)n, &err) < 0 || jr_caps_drop_all(&err) < 0 ||
-	    jr_set_no_new_privs(&err) < 0 ||
-	    jr_landlock_restrict(&ctx->plan->landlock, ruleset, &err) < 0 ||
-	    jr_seccomp_load(&ctx->plan->seccomp, ctl, count, &err) < 0)
+	if (jr_confine(ctx->plan, ruleset, keep, (size_t)n, ctl, count ? JR_CONFINE_COUNT : 0, &err) < 0)
 		payload_fail(fail_pipe, err, 0);
 	if (ctl >= 0)
 		close(ctl);
-
-	/* Last, right before execve: an address-space limit must not starve
-	 * the setup above (libseccomp and libcap allocate). */
-	for (size_t i = 0; i < ctx->plan->n_rlimits; i++) {
-		const struct jr_rlimit_plan *l = &ctx->plan->rlimits[i];
-		struct rlimit rl = { l->value, l->value };
-		if (setrlimit(l->resource, &rl) < 0) {
-			jr_fail(&err, errno, "setrlimit %d to %llu (above the caller's hard limit?)",
-				l->resource, (unsigned long long)l->value);
-			payload_fail(fail_pipe, err, 0);
-		}
-	}
+	if (jr_apply_rlimits(ctx->plan, &err) < 0)
+		payload_fail(fail_pipe, err, 0);
 	execvpe(ctx->argv[0], ctx->argv, ctx->envp);
 	jr_fail(&err, errno, "%s", ctx->argv[0]);
 	payload_fail(fail_pipe, err, 1);
@@ -480,6 +497,8 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 	}
 	/* /proc/1 (environ, cmdline, fds) must not be readable by the command. */
 	prctl(PR_SET_DUMPABLE, 0);
+	if (go.flags & JR_GO_SESSION)
+		jr_session_serve(ctx, signal_fd, jr_steal_fd(&ruleset));
 
 	int fail_pipe[2];
 	if (pipe2(fail_pipe, O_CLOEXEC) < 0) {

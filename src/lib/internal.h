@@ -211,7 +211,9 @@ int jr_seccomp_build(const jr_policy_t *p, unsigned extras, struct jr_seccomp *o
 /* In the command's process, last before execve.  count: hand the
  * supervisor (over ctl) a listener that sees every errno/log denial of
  * the policy's filter, when the policy lets the hand-over through. */
-int jr_seccomp_load(const struct jr_seccomp *sc, int ctl, bool count, jr_error_t **err);
+#define JR_CONFINE_COUNT 1u             /* hand over a listener (denials counted) */
+#define JR_CONFINE_NO_BUILTIN_FILTER 2u /* jailrun's own filter left out (file workers) */
+int jr_seccomp_load(const struct jr_seccomp *sc, int ctl, unsigned flags, jr_error_t **err);
 /* bpf-eval.c: runs a seccomp program over data; 0 with *ret, or -EINVAL. */
 struct sock_filter;
 struct seccomp_data;
@@ -290,9 +292,13 @@ enum jr_msg_type {
 	JR_MSG_LOG,     /* init -> supervisor: a progress line */
 	JR_MSG_TERMINATE, /* supervisor -> init: time is up, SIGTERM every process of the jail */
 	JR_MSG_NOTIFY,  /* command -> supervisor: the seccomp listener (fd attached) */
+	JR_MSG_CLIENT,  /* supervisor -> init: a session client's connection (fd attached) */
+	JR_MSG_READY,   /* init -> supervisor: the session serves requests */
+	JR_MSG_ACTIVE,  /* init -> supervisor: wait_status holds how many requests run */
 };
 
 #define JR_GO_COUNT_DENIALS 1u /* hand the supervisor a seccomp listener */
+#define JR_GO_SESSION 2u       /* serve requests instead of running one command */
 
 struct jr_msg {
 	uint32_t type;
@@ -320,9 +326,56 @@ struct jr_init_ctx {
 	char *const *envp;
 	int ctl;                /* SEQPACKET socket to the supervisor */
 	const int *dup_to;      /* [3]: a pipe end to put at fd n, or -1 (limit output) */
+	const struct jr_session_info *session; /* a session's identity, or NULL */
 };
 
 __attribute__((noreturn)) void jr_init_main(const struct jr_init_ctx *ctx);
+/* In a process forked from init, before it runs anything of the user's:
+ * closes all descriptors but keep, drops capabilities, no_new_privs,
+ * Landlock (closing ruleset), seccomp (see jr_seccomp_load for ctl and
+ * count). */
+int jr_confine(const struct jr_plan *plan, int ruleset, const int *keep, size_t n_keep, int ctl,
+	       unsigned flags, jr_error_t **err);
+/* The plan's rlimits; last thing before execve. */
+int jr_apply_rlimits(const struct jr_plan *plan, jr_error_t **err);
+
+/* ---- sessions (session.c inside the jail, session-host.c outside) ---- */
+
+struct jr_session_info {
+	char name[72];
+	char digest[65];      /* sha256 of the policy the session runs */
+	char policy_name[256];
+	long long started_ms;
+	unsigned idle_s;      /* stop after this long with nothing running; 0 = never */
+};
+
+/* supervisor.c: a session's supervisor (session-host.c starts it). */
+int jr_session_supervise(const jr_plan_t *plan, const struct jr_session_info *info, int listen_fd,
+			 int ready_fd, const struct jr_run_options *opts, jr_error_t **err);
+/* session-host.c: an exec request on a connection, and its answer. */
+int jr_session_exec_send(int fd, const char *digest, char *const argv[], char *const envp[],
+			 const char *cwd, const int stdio[3], jr_error_t **err);
+int jr_session_exec_result(int fd, struct jr_result *res, jr_error_t **err);
+
+/* init's loop in a session: one client connection per request. */
+__attribute__((noreturn)) void jr_session_serve(const struct jr_init_ctx *ctx, int signal_fd,
+						int ruleset);
+
+/* frame.c: length-prefixed JSON with descriptors. */
+#define JR_FRAME_MAX_FDS 3
+struct cJSON;
+int jr_frame_send(int sock, const struct cJSON *msg, const int *fds, size_t n_fds, jr_error_t **err);
+int jr_frame_send_text(int sock, const char *text, const int *fds, size_t n_fds, jr_error_t **err);
+/* 1 with *msg (and up to *n_fds descriptors), 0 at end of stream. */
+int jr_frame_recv(int sock, struct cJSON **msg, int *fds, size_t *n_fds, jr_error_t **err);
+
+/* fileops.c: one file operation of the agent API; result or {"error":...}. */
+struct cJSON *jr_fileop(const char *workspace, const char *method, const struct cJSON *params);
+
+/* text.c */
+char *jr_base64_encode(const unsigned char *in, size_t len);
+int jr_base64_decode(const char *in, unsigned char **out, size_t *len);
+char *jr_utf8_sanitize(const char *in, size_t len);
 
 /* ---- output.c: stdout/stderr through the supervisor ------------------ */
 

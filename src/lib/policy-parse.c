@@ -1127,6 +1127,17 @@ static int d_isolation(struct parser *ps, struct line *l)
 	return 0;
 }
 
+static int d_guard(struct parser *ps, struct line *l)
+{
+	static const char *const guards[] = { "read-before-write", NULL };
+	if (need_args(ps, l, 1, 1, "guard read-before-write") < 0)
+		return -1;
+	if (keyword(ps, &l->w[1], "guard", guards) < 0)
+		return -1;
+	ps->p->guard_read_before_write = true;
+	return 0;
+}
+
 static const struct directive {
 	const char *name;
 	int (*fn)(struct parser *, struct line *);
@@ -1141,7 +1152,7 @@ static const struct directive {
 	{ "user", d_user, JR_CL_USER },		 { "hostname", d_hostname, JR_CL_HOSTNAME },
 	{ "caps", d_caps, JR_CL_CAPS },		 { "limit", d_limit, JR_CL_LIMIT },
 	{ "seccomp", d_seccomp, JR_CL_SECCOMP }, { "landlock", d_landlock, JR_CL_LANDLOCK },
-	{ "isolation", d_isolation, JR_CL_ISOLATION },
+	{ "isolation", d_isolation, JR_CL_ISOLATION }, { "guard", d_guard, JR_CL_GUARD },
 };
 
 static int handle_line(struct parser *ps, struct line *l)

@@ -136,7 +136,7 @@ struct jr_sc_rule {
 enum jr_clause_type {
 	JR_CL_WORKSPACE, JR_CL_RO, JR_CL_RW, JR_CL_TMPFS, JR_CL_MASK, JR_CL_PROTECT, JR_CL_EXEC,
 	JR_CL_HOME, JR_CL_NET, JR_CL_ALLOW, JR_CL_ENV, JR_CL_USER, JR_CL_HOSTNAME, JR_CL_CAPS,
-	JR_CL_LIMIT, JR_CL_SECCOMP, JR_CL_LANDLOCK, JR_CL_ISOLATION,
+	JR_CL_LIMIT, JR_CL_SECCOMP, JR_CL_LANDLOCK, JR_CL_ISOLATION, JR_CL_GUARD,
 };
 
 struct jr_clause {
@@ -190,6 +190,8 @@ struct jr_policy {
 	int landlock_abi; /* required ABI, 0 = none asked */
 	bool landlock_best_effort;
 	struct jr_setting landlock_s;
+
+	bool guard_read_before_write; /* the agent API refuses blind overwrites */
 
 	int *keep_fds;
 	size_t n_keep_fds;

@@ -429,9 +429,10 @@ static struct sock_filter *notifying_program(const struct jr_bpf *bpf, unsigned 
 	return prog;
 }
 
-int jr_seccomp_load(const struct jr_seccomp *sc, int ctl, bool count, jr_error_t **err)
+int jr_seccomp_load(const struct jr_seccomp *sc, int ctl, unsigned flags, jr_error_t **err)
 {
-	if (sc->builtin.len && install(&sc->builtin, 0) < 0)
+	bool count = flags & JR_CONFINE_COUNT;
+	if (!(flags & JR_CONFINE_NO_BUILTIN_FILTER) && sc->builtin.len && install(&sc->builtin, 0) < 0)
 		return jr_fail(err, errno, "loading jailrun's seccomp filter");
 	if (!sc->policy.len)
 		return 0;

@@ -58,6 +58,10 @@ struct supervisor {
 	int notify_fd;            /* the seccomp listener, when denials are counted */
 	struct jr_denials denials;
 	const char *step;         /* what is being done, for a failure's report */
+	/* A session: requests come through listen_fd instead of one command. */
+	const struct jr_session_info *session;
+	int listen_fd, ready_fd, idle_fd;
+	unsigned active;
 	bool terminating;  /* SIGTERM sent, grace running */
 	bool timed_out;
 	/* outcome */
@@ -145,6 +149,7 @@ __attribute__((noreturn)) static void start_init(struct supervisor *s, int child
 		.ctl = child_ctl,
 		.private_dir = s->private_dir[0] ? s->private_dir : NULL,
 		.dup_to = s->output.dup_to,
+		.session = s->session,
 	};
 	jr_init_main(&ctx);
 }
@@ -188,10 +193,44 @@ static int release_init(struct supervisor *s, unsigned pty, jr_error_t **err)
 		jr_mount_sources_close(&s->sources);
 	}
 	struct jr_msg go = { .type = JR_MSG_GO, .pty_mask = (int32_t)pty,
-			     .flags = s->opts->count_denials ? JR_GO_COUNT_DENIALS : 0 };
+			     .flags = (s->opts->count_denials ? JR_GO_COUNT_DENIALS : 0) |
+				      (s->session ? JR_GO_SESSION : 0) };
 	for (int fd = 0; pty && fd < 3 && !go.winsize.ws_row; fd++)
 		ioctl(fd, TIOCGWINSZ, &go.winsize);
 	return jr_msg_send(s->ctl, &go, -1, err);
+}
+
+/* A session stops after idle_s with no request running. */
+static void session_idle_timer(struct supervisor *s)
+{
+	if (!s->session || !s->session->idle_s || s->idle_fd < 0)
+		return;
+	struct itimerspec t = { .it_value = { s->active ? 0 : (time_t)s->session->idle_s, 0 } };
+	timerfd_settime(s->idle_fd, 0, &t, NULL);
+}
+
+/* A client of the session: only the session's own user may talk to it
+ * (the directory's mode says so too; this holds even if it did not). */
+static void session_accept(struct supervisor *s)
+{
+	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
+		say(s, "refused a session client of uid %u", (unsigned)cred.uid);
+		close(fd);
+		return;
+	}
+	struct jr_msg msg = { .type = JR_MSG_CLIENT };
+	jr_msg_send(s->ctl, &msg, fd, NULL);
+	close(fd);
+	/* Busy until init says otherwise: a file request never reports. */
+	if (s->idle_fd >= 0 && s->session->idle_s) {
+		struct itimerspec t = { .it_value = { (time_t)s->session->idle_s, 0 } };
+		timerfd_settime(s->idle_fd, 0, &t, NULL);
+	}
 }
 
 static int handle_ctl(struct supervisor *s, jr_error_t **err)
@@ -230,6 +269,19 @@ static int handle_ctl(struct supervisor *s, jr_error_t **err)
 	case JR_MSG_EXITED:
 		s->exit_msg = msg;
 		s->have_exit_msg = true;
+		break;
+	case JR_MSG_READY:
+		if (s->ready_fd >= 0) {
+			ssize_t ignored = write(s->ready_fd, "ok", 2);
+			(void)ignored;
+			close(s->ready_fd);
+			s->ready_fd = -1;
+		}
+		say(s, "session %s serving", s->session ? s->session->name : "?");
+		break;
+	case JR_MSG_ACTIVE:
+		s->active = (unsigned)msg.wait_status;
+		session_idle_timer(s);
 		break;
 	case JR_MSG_NOTIFY:
 		if (fd >= 0 && s->notify_fd < 0) {
@@ -337,6 +389,15 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 			ctl_at = n;
 			pfd[n++] = (struct pollfd){ .fd = s->ctl, .events = POLLIN };
 		}
+		int listen_at = -1, idle_at = -1;
+		if (s->listen_fd >= 0 && s->ready_fd < 0) {
+			listen_at = n;
+			pfd[n++] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+		}
+		if (s->idle_fd >= 0) {
+			idle_at = n;
+			pfd[n++] = (struct pollfd){ .fd = s->idle_fd, .events = POLLIN };
+		}
 		int notify_at = -1;
 		if (s->notify_fd >= 0) {
 			notify_at = n;
@@ -357,6 +418,17 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 			return -1;
 		if (ctl_at >= 0 && s->ctl >= 0 && pfd[ctl_at].revents && handle_ctl(s, err) < 0)
 			return -1;
+		if (listen_at >= 0 && pfd[listen_at].revents)
+			session_accept(s);
+		if (idle_at >= 0 && pfd[idle_at].revents) {
+			uint64_t ticks;
+			if (read(s->idle_fd, &ticks, sizeof(ticks)) > 0 && !s->active) {
+				say(s, "idle for %u s: stopping the session", s->session->idle_s);
+				shutdown(s->ctl, SHUT_WR); /* init kills everything and exits */
+				close(s->idle_fd);
+				s->idle_fd = -1;
+			}
+		}
 		if (notify_at >= 0 && pfd[notify_at].revents) {
 			if (pfd[notify_at].revents & POLLIN)
 				jr_denials_handle(&s->denials, s->notify_fd, &s->plan->seccomp.policy);
@@ -435,6 +507,10 @@ static void supervisor_cleanup(struct supervisor *s)
 		close(s->signal_fd);
 	if (s->timer_fd >= 0)
 		close(s->timer_fd);
+	if (s->idle_fd >= 0)
+		close(s->idle_fd);
+	if (s->ready_fd >= 0)
+		close(s->ready_fd);
 	if (s->mask_saved)
 		sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
 	jr_error_free(s->jail_error);
@@ -504,6 +580,7 @@ int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_option
 	static const struct jr_run_options defaults = { .pty = -1 };
 	struct supervisor s = { .plan = plan, .opts = opts ? opts : &defaults, .ctl = -1,
 				.signal_fd = -1, .pidfd = -1, .timer_fd = -1, .notify_fd = -1,
+				.listen_fd = -1, .ready_fd = -1, .idle_fd = -1,
 				.placeholders = { .pool = -1 }, .step = "enforcement" };
 	memset(result, 0, sizeof(*result));
 	result->exit_code = -1;
@@ -559,4 +636,42 @@ void jr_result_release(struct jr_result *result)
 	free(result->denials);
 	result->denials = NULL;
 	result->n_denials = 0;
+}
+
+/* A session's supervisor: the jail's init serves requests that arrive on
+ * listen_fd; ready_fd gets "ok" once it does, or the failure's message.
+ * Returns when the session has stopped (and the jail is gone). */
+int jr_session_supervise(const jr_plan_t *plan, const struct jr_session_info *info, int listen_fd,
+			 int ready_fd, const struct jr_run_options *opts, jr_error_t **err)
+{
+	static const struct jr_run_options defaults = { .pty = 0 };
+	struct supervisor s = { .plan = plan, .opts = opts ? opts : &defaults, .ctl = -1,
+				.signal_fd = -1, .pidfd = -1, .timer_fd = -1, .notify_fd = -1,
+				.listen_fd = listen_fd, .ready_fd = ready_fd, .idle_fd = -1,
+				.session = info, .placeholders = { .pool = -1 }, .step = "setup" };
+	static char *const no_argv[] = { "session", NULL };
+	s.t0 = jr_now_us();
+	jr_pty_relay_init(&s.pty);
+	jr_output_init(&s.output);
+	jr_ids_for_plan(plan, &s.ids);
+	int r = jr_plan_check_enforced(plan, err);
+	if (r == 0 && info->idle_s &&
+	    (s.idle_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) < 0)
+		r = jr_fail(err, errno, "timerfd_create");
+	if (r == 0)
+		session_idle_timer(&s);
+	if (r == 0)
+		r = start_jail(&s, no_argv, err);
+	if (r == 0)
+		r = supervise(&s, err);
+	if (r == 0 && s.jail_error) {
+		*err = jr_steal_ptr(&s.jail_error);
+		r = -1;
+	}
+	if (r < 0 && s.ready_fd >= 0) {
+		ssize_t ignored = write(s.ready_fd, (*err)->message, strlen((*err)->message));
+		(void)ignored;
+	}
+	supervisor_cleanup(&s);
+	return r;
 }
