@@ -330,23 +330,116 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Opened before anything runs: a report that cannot be written is
- * found out before the command has had any effect. */
-static int open_report(const char *path)
+/* The report's destination, opened before anything runs (a report that
+ * cannot be written is found out before the command has had any effect)
+ * and written after the whole jail is gone.  The jail may have written
+ * where the report goes (the workspace): the file is opened without
+ * following a symlink at its name, must be a regular file (a FIFO there
+ * would hang jailrun), is written through the descriptor opened here,
+ * and must still be the file at that name afterwards. */
+struct report_sink {
+	int fd;      /* -1: none; STDERR_FILENO for '-' */
+	int dir_fd;  /* the directory holding it */
+	char *dir, *base;
+};
+
+static void report_sink_close(struct report_sink *r)
 {
-	if (!strcmp(path, "-"))
-		return STDERR_FILENO;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
-	if (fd < 0)
-		fprintf(stderr, "jailrun: --report %s: %s\n", path, strerror(errno));
-	return fd;
+	if (r->fd > STDERR_FILENO)
+		close(r->fd);
+	if (r->dir_fd >= 0)
+		close(r->dir_fd);
+	free(r->dir);
+	free(r->base);
 }
 
-/* Writes the whole report from the start of the file opened before the
- * run, then checks FILE still names that file: the jail may have
- * replaced it (the workspace is writable), and a harness must never read
- * a report jailrun did not write.  -1 when the report did not land. */
-static int write_report(struct cli *cli, int fd, const struct jr_report_input *in)
+/* The directory, at once: a report that cannot be written is found out
+ * before anything runs. */
+static int open_report_dir(const char *path, struct report_sink *r)
+{
+	*r = (struct report_sink){ .fd = -1, .dir_fd = -1 };
+	if (!strcmp(path, "-")) {
+		r->fd = STDERR_FILENO;
+		return 0;
+	}
+	const char *slash = strrchr(path, '/');
+	r->dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	r->base = strdup(slash ? slash + 1 : path);
+	if (!r->dir || !r->base || !*r->base || !strcmp(r->base, ".") || !strcmp(r->base, "..")) {
+		fprintf(stderr, "jailrun: --report %s: not a file name\n", path);
+		return -1;
+	}
+	r->dir_fd = open(r->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r->dir_fd < 0) {
+		fprintf(stderr, "jailrun: --report %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A report directory reached through a symlink that sits in a tree the
+ * jail can write could have been redirected by an earlier jail: refused. */
+static int check_report_dir(const struct report_sink *r, const jr_plan_t *plan, const char *path)
+{
+	if (r->fd == STDERR_FILENO)
+		return 0;
+	char *cwd = getcwd(NULL, 0), *given = NULL;
+	int bad = 0;
+	if (cwd && asprintf(&given, "%s/%s", r->dir[0] == '/' ? "" : cwd, r->dir) >= 0) {
+		for (char *p = given + 1; !bad; p++) {
+			if (*p != '/' && *p)
+				continue;
+			char saved = *p;
+			*p = '\0';
+			struct stat st;
+			if (lstat(given, &st) == 0 && S_ISLNK(st.st_mode)) {
+				char *slash = strrchr(given, '/');
+				*slash = '\0';
+				char *parent = realpath(*given ? given : "/", NULL);
+				bad = !plan || (parent && jr_plan_host_writable(plan, parent));
+				free(parent);
+				*slash = '/';
+			}
+			*p = saved;
+			if (!saved)
+				break;
+		}
+	}
+	if (bad)
+		fprintf(stderr, "jailrun: --report %s: its directory is reached through a symbolic link inside a tree the jail can write; refusing\n",
+			path);
+	free(cwd);
+	free(given);
+	return bad ? -1 : 0;
+}
+
+/* The file itself, once the plan says which trees the jail could have
+ * changed (plan NULL: the policy failed; then no symlink at all is
+ * trusted on the way).  Never through a symlink at its name, and only a
+ * regular file (a FIFO there would hang jailrun). */
+static int open_report_file(struct report_sink *r, const jr_plan_t *plan, const char *path)
+{
+	if (r->fd == STDERR_FILENO)
+		return 0;
+	if (check_report_dir(r, plan, path) < 0)
+		return -1;
+	r->fd = openat(r->dir_fd, r->base,
+		       O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+	struct stat st;
+	if (r->fd < 0) {
+		fprintf(stderr, "jailrun: --report %s: %s\n", path,
+			errno == ELOOP ? "is a symbolic link; refusing to write through it" : strerror(errno));
+		return -1;
+	}
+	if (fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode) || ftruncate(r->fd, 0) < 0) {
+		fprintf(stderr, "jailrun: --report %s: %s\n", path,
+			S_ISREG(st.st_mode) ? strerror(errno) : "not a regular file");
+		return -1;
+	}
+	return 0;
+}
+
+static int write_report(struct cli *cli, const struct report_sink *sink, const struct jr_report_input *in)
 {
 	jr_error_t *err = NULL;
 	char *json = NULL;
@@ -355,6 +448,7 @@ static int write_report(struct cli *cli, int fd, const struct jr_report_input *i
 		jr_error_free(err);
 		return -1;
 	}
+	int fd = sink->fd;
 	bool is_file = fd != STDERR_FILENO;
 	if (is_file && ftruncate(fd, 0) < 0) {
 		fprintf(stderr, "jailrun: --report %s: %s\n", cli->report, strerror(errno));
@@ -377,7 +471,8 @@ static int write_report(struct cli *cli, int fd, const struct jr_report_input *i
 	}
 	free(json);
 	struct stat opened, named;
-	if (is_file && (fstat(fd, &opened) < 0 || stat(cli->report, &named) < 0 ||
+	if (is_file && (fstat(fd, &opened) < 0 ||
+			fstatat(sink->dir_fd, sink->base, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
 			opened.st_dev != named.st_dev || opened.st_ino != named.st_ino)) {
 		fprintf(stderr, "jailrun: --report %s: replaced during the run; the file there now is not jailrun's report\n",
 			cli->report);
@@ -402,15 +497,26 @@ static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 	jr_plan_t *plan = NULL;
 	struct jr_result result = { 0 };
 	struct jr_report_input report = { .policy = policy, .argv = argv, .started_ms = now_ms() };
-	int report_fd = -1;
+	struct report_sink sink = { .fd = -1, .dir_fd = -1 };
 	bool ran = false;
 
-	if (cli->report && !cli->explain && !cli->lint && (report_fd = open_report(cli->report)) < 0)
+	bool reporting = cli->report && !cli->explain && !cli->lint;
+	if (reporting && open_report_dir(cli->report, &sink) < 0) {
+		report_sink_close(&sink);
 		return JR_EXIT_FAILURE;
-	if (build_policy(cli, policy, &err) < 0) {
+	}
+	if (build_policy(cli, policy, &err) < 0)
 		report.error_step = "policy";
-	} else if (jr_compile(policy, NULL, &plan, &err) < 0) {
+	else if (jr_compile(policy, NULL, &plan, &err) < 0)
 		report.error_step = "compile";
+	if (reporting && open_report_file(&sink, plan, cli->report) < 0) {
+		jr_plan_free(plan);
+		jr_error_free(err);
+		report_sink_close(&sink);
+		return JR_EXIT_FAILURE;
+	}
+	if (report.error_step) {
+		/* reported below */
 	} else if (cli->explain || cli->lint) {
 		if (cli->explain)
 			jr_plan_describe(plan, print_line, stdout);
@@ -436,16 +542,15 @@ static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 		print_outcome(&result, argv);
 		status = result.status;
 	}
-	if (report_fd >= 0) {
+	if (sink.fd >= 0) {
 		report.plan = plan;
 		report.status = status;
 		report.result = ran ? &result : NULL;
 		report.error = err;
-		if (write_report(cli, report_fd, &report) < 0)
+		if (write_report(cli, &sink, &report) < 0)
 			status = JR_EXIT_FAILURE;
-		if (report_fd != STDERR_FILENO)
-			close(report_fd);
 	}
+	report_sink_close(&sink);
 	jr_result_release(&result);
 	jr_plan_free(plan);
 	jr_error_free(err);

@@ -96,6 +96,9 @@ typedef struct jr_plan jr_plan_t;
  * refuses such a plan, --explain shows them. */
 int jr_compile(const jr_policy_t *policy, char *const envp[], jr_plan_t **out, jr_error_t **err);
 void jr_plan_free(jr_plan_t *plan);
+/* Whether the jail can write the host's canonical path (it lies in a
+ * read-write bind: the workspace, an rw entry). */
+bool jr_plan_host_writable(const jr_plan_t *plan, const char *canonical_path);
 /* 0 when every clause is enforced; else -1 naming the first that is not. */
 int jr_plan_check_enforced(const jr_plan_t *plan, jr_error_t **err);
 

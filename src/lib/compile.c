@@ -801,3 +801,14 @@ void jr_plan_free(jr_plan_t *plan)
 	jr_landlock_plan_free(&plan->landlock);
 	free(plan);
 }
+
+bool jr_plan_host_writable(const jr_plan_t *plan, const char *canonical_path)
+{
+	for (size_t i = 0; i < plan->n_mounts; i++) {
+		const struct jr_mount *m = &plan->mounts[i];
+		if (m->kind == JR_MOUNT_BIND && !m->readonly && m->source &&
+		    jr_path_is_beneath(canonical_path, m->source))
+			return true;
+	}
+	return false;
+}

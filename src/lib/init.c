@@ -128,7 +128,7 @@ int jr_apply_rlimits(const struct jr_plan *plan, jr_error_t **err)
 /* limit output: stdout and stderr are the supervisor's pipes. */
 static int attach_output_pipes(const struct jr_init_ctx *ctx, jr_error_t **err)
 {
-	for (int fd = 1; fd < 3 && ctx->dup_to; fd++)
+	for (int fd = 0; fd < 3 && ctx->dup_to; fd++)
 		if (ctx->dup_to[fd] >= 0 && dup2(ctx->dup_to[fd], fd) < 0)
 			return jr_fail(err, errno, "dup2 output pipe");
 	return 0;

@@ -400,7 +400,9 @@ size_t jr_output_admit(struct jr_output_budget *b, char *buf, size_t n, size_t c
 struct jr_output_pipe {
 	int read_fd;  /* supervisor's end, -1 when unused */
 	int write_fd; /* the command's end, closed in the supervisor after the clone */
-	int to_fd;    /* the caller's descriptor it is copied to */
+	int to_fd;    /* the caller's descriptor it is copied to (or own_to_fd) */
+	int own_to_fd; /* a non-blocking reopen of it, jailrun's alone, or -1 */
+	bool to_socket; /* written with MSG_DONTWAIT */
 	char buf[16384 + JR_OUTPUT_MARKER_MAX];
 	size_t len, off;
 	bool eof;
@@ -410,6 +412,7 @@ struct jr_output {
 	struct jr_output_budget budget;
 	struct jr_output_pipe pipes[2]; /* [0] for stdout, [1] for stderr (or both) */
 	int dup_to[3];                  /* per descriptor 0-2: pipe write end to put there, or -1 */
+	int stdin_ro;                   /* stdin reopened read-only for the command, or -1 */
 };
 
 /* Nothing open: safe to close. */

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -53,7 +54,8 @@ static bool same_open_file(int a, int b)
 
 static void pipe_init(struct jr_output_pipe *p)
 {
-	p->read_fd = p->write_fd = p->to_fd = -1;
+	p->read_fd = p->write_fd = p->to_fd = p->own_to_fd = -1;
+	p->to_socket = false;
 	p->len = p->off = 0;
 	p->eof = false;
 }
@@ -65,6 +67,48 @@ void jr_output_init(struct jr_output *o)
 		pipe_init(&o->pipes[i]);
 	for (int fd = 0; fd < 3; fd++)
 		o->dup_to[fd] = -1;
+	o->stdin_ro = -1;
+}
+
+/* Writes to the caller's descriptor must never block the supervisor (a
+ * slow reader would stall the time limit and signal forwarding), but its
+ * file description is shared with the caller: a pipe, FIFO or terminal
+ * is reopened for jailrun alone, non-blocking; a socket is written with
+ * MSG_DONTWAIT; a regular file does not block. */
+static void private_destination(struct jr_output_pipe *p)
+{
+	struct stat st;
+	if (fstat(p->to_fd, &st) < 0)
+		return;
+	if (S_ISSOCK(st.st_mode)) {
+		p->to_socket = true;
+		return;
+	}
+	if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+		return;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p->to_fd);
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0)
+		p->to_fd = p->own_to_fd = fd;
+}
+
+/* With limit output, a stdin opened for writing too (a terminal under
+ * --no-pty, a file opened read-write) would be a way around the cap: the
+ * command gets it reopened read-only. */
+static int readonly_stdin(struct jr_output *o, unsigned pty_mask, jr_error_t **err)
+{
+	int mode = fcntl(0, F_GETFL);
+	if (pty_mask & 1 || mode < 0 || (mode & O_ACCMODE) == O_RDONLY)
+		return 0;
+	struct stat st;
+	if (fstat(0, &st) == 0 && S_ISSOCK(st.st_mode))
+		return 0; /* a socket cannot be reopened; see jailrun.pol(5), limit output */
+	int fd = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return jr_fail(err, errno, "limit output: reopening stdin read-only");
+	o->stdin_ro = o->dup_to[0] = fd;
+	return 0;
 }
 
 int jr_output_setup(struct jr_output *o, const struct jr_plan *plan, unsigned pty_mask,
@@ -94,8 +138,9 @@ int jr_output_setup(struct jr_output *o, const struct jr_plan *plan, unsigned pt
 		p->to_fd = fd;
 		fcntl(p->read_fd, F_SETFL, O_NONBLOCK);
 		o->dup_to[fd] = p->write_fd;
+		private_destination(p);
 	}
-	return 0;
+	return readonly_stdin(o, pty_mask, err);
 }
 
 void jr_output_close_write_ends(struct jr_output *o)
@@ -105,6 +150,9 @@ void jr_output_close_write_ends(struct jr_output *o)
 			close(o->pipes[i].write_fd);
 		o->pipes[i].write_fd = -1;
 	}
+	if (o->stdin_ro >= 0)
+		close(o->stdin_ro);
+	o->stdin_ro = -1;
 }
 
 int jr_output_pollfds(struct jr_output *o, struct pollfd *pfd)
@@ -114,10 +162,17 @@ int jr_output_pollfds(struct jr_output *o, struct pollfd *pfd)
 		struct jr_output_pipe *p = &o->pipes[i];
 		if (p->read_fd < 0)
 			continue;
-		if (p->len > p->off && p->to_fd >= 0)
+		if (p->len > p->off && p->to_fd >= 0) {
 			pfd[n++] = (struct pollfd){ .fd = p->to_fd, .events = POLLOUT };
-		else if (!p->eof)
-			pfd[n++] = (struct pollfd){ .fd = p->read_fd, .events = POLLIN };
+		} else {
+			if (!p->eof)
+				pfd[n++] = (struct pollfd){ .fd = p->read_fd, .events = POLLIN };
+			/* Past the cap nothing is written, so only this says
+			 * that the reader has gone (and the command should see
+			 * EPIPE, not run on). */
+			if (o->budget.truncated && p->to_fd >= 0)
+				pfd[n++] = (struct pollfd){ .fd = p->to_fd, .events = 0 };
+		}
 	}
 	return n;
 }
@@ -134,7 +189,9 @@ static void hang_up(struct jr_output_pipe *p)
 
 static void copy_out(struct jr_output_pipe *p)
 {
-	ssize_t w = write(p->to_fd, p->buf + p->off, p->len - p->off);
+	ssize_t w = p->to_socket ? send(p->to_fd, p->buf + p->off, p->len - p->off,
+					MSG_DONTWAIT | MSG_NOSIGNAL)
+				 : write(p->to_fd, p->buf + p->off, p->len - p->off);
 	if (w < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (w <= 0) {
@@ -172,19 +229,29 @@ void jr_output_handle(struct jr_output *o, const struct pollfd *pfd, int n)
 				fill(o, p);
 			else if (pfd[i].fd == p->to_fd && (pfd[i].events & POLLOUT) && p->len > p->off)
 				copy_out(p);
+			else if (pfd[i].fd == p->to_fd && !pfd[i].events &&
+				 (pfd[i].revents & (POLLERR | POLLHUP)))
+				hang_up(p);
 		}
 	}
 }
 
+/* What the jail wrote before it ended still reaches the caller, but a
+ * reader too slow to take it within DRAIN_MS does not keep jailrun. */
+#define DRAIN_MS 2000
+
 void jr_output_drain(struct jr_output *o)
 {
+	uint64_t deadline = jr_now_us() + DRAIN_MS * 1000;
 	for (int k = 0; k < 2; k++) {
 		struct jr_output_pipe *p = &o->pipes[k];
 		while (p->read_fd >= 0) {
 			while (p->read_fd >= 0 && p->len > p->off) {
+				uint64_t now = jr_now_us();
 				struct pollfd w = { .fd = p->to_fd, .events = POLLOUT };
-				if (poll(&w, 1, 1000) <= 0) {
-					hang_up(p); /* nobody reads: give up rather than hang */
+				if (now >= deadline ||
+				    poll(&w, 1, (int)((deadline - now) / 1000) + 1) <= 0) {
+					hang_up(p); /* nobody reads in time: give up rather than hang */
 					break;
 				}
 				copy_out(p);
@@ -198,9 +265,18 @@ void jr_output_drain(struct jr_output *o)
 void jr_output_close(struct jr_output *o)
 {
 	jr_output_close_write_ends(o);
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 2; k++) {
 		if (o->pipes[k].read_fd >= 0) {
 			close(o->pipes[k].read_fd);
 			o->pipes[k].read_fd = -1;
 		}
+		if (o->pipes[k].own_to_fd >= 0) {
+			close(o->pipes[k].own_to_fd);
+			o->pipes[k].own_to_fd = -1;
+		}
+	}
+	if (o->stdin_ro >= 0) {
+		close(o->stdin_ro);
+		o->stdin_ro = -1;
+	}
 }

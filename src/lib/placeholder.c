@@ -92,23 +92,40 @@ static int make_file(struct jr_placeholders *ph, const char *path, const char *t
 
 #define SPARES 64
 
-static int spare_pool(void)
+/* The pool, made if need be; -1 when there is none to use.  A pool the
+ * jail could write (a cache directory inside the workspace or another
+ * writable tree: HOME as the workspace) would let one run choose what a
+ * later run puts at its protected paths: never used. */
+static int spare_pool(const struct jr_plan *plan)
 {
 	const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char path[4096];
-	if (cache && cache[0] == '/') {
-		snprintf(path, sizeof(path), "%s", cache);
-	} else if (home && home[0] == '/') {
-		snprintf(path, sizeof(path), "%s/.cache", home);
-	} else {
+	char base[4096];
+	if (cache && cache[0] == '/')
+		snprintf(base, sizeof(base), "%s", cache);
+	else if (home && home[0] == '/')
+		snprintf(base, sizeof(base), "%s/.cache", home);
+	else
+		return -1;
+	char *canonical = NULL;
+	jr_error_t *ignored = NULL;
+	if (jr_path_canonical_missing_ok(base, &canonical, &ignored) < 0) {
+		jr_error_free(ignored);
 		return -1;
 	}
-	mkdir(path, 0700);
-	strncat(path, "/jailrun", sizeof(path) - strlen(path) - 1);
-	mkdir(path, 0700);
-	strncat(path, "/placeholders", sizeof(path) - strlen(path) - 1);
-	mkdir(path, 0700);
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool writable = jr_plan_host_writable(plan, canonical);
+	free(canonical);
+	if (writable)
+		return -1;
+	mkdir(base, 0700);
+	int fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Beneath the base, never through a symlink. */
+	for (const char *const *name = (const char *const[]){ "jailrun", "placeholders", NULL };
+	     fd >= 0 && *name; name++) {
+		mkdirat(fd, *name, 0700);
+		int next = openat(fd, *name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next;
+	}
 	struct stat st;
 	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077))) {
 		close(fd);
@@ -144,8 +161,11 @@ static bool spare_usable(int pool, const char *slot)
 	_cleanup_close_ int fd = openat(pool, slot, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	char mark;
+	/* Exactly as made: 0755, no ACL that would let others in. */
 	return fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
-	       fgetxattr(fd, MARK, &mark, 1) == 1 && is_empty_dir(fd);
+	       (st.st_mode & 07777) == 0755 && fgetxattr(fd, MARK, &mark, 1) == 1 &&
+	       fgetxattr(fd, "system.posix_acl_access", NULL, 0) < 0 &&
+	       fgetxattr(fd, "system.posix_acl_default", NULL, 0) < 0 && is_empty_dir(fd);
 }
 
 /* Moves a spare to name beneath dirfd; 0 when done, -1 when there is none. */
@@ -281,7 +301,7 @@ int jr_placeholders_create(const struct jr_plan *plan, struct jr_placeholders *p
 	for (size_t i = 0; i < plan->n_mounts; i++) {
 		const struct jr_mount *m = &plan->mounts[i];
 		if (m->placeholder && m->kind == JR_MOUNT_TMPFS && ph->pool < 0) {
-			ph->pool = spare_pool();
+			ph->pool = spare_pool(plan);
 			break;
 		}
 	}

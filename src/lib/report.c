@@ -36,9 +36,19 @@ static cJSON *add(struct builder *b, cJSON *obj, const char *key, cJSON *item)
 	return item;
 }
 
+/* A JSON string of bytes that need not be UTF-8 (argv, paths, messages):
+ * invalid sequences become U+FFFD, so the report always parses. */
+static cJSON *text(const char *s)
+{
+	char *clean = jr_utf8_sanitize(s, strlen(s));
+	cJSON *item = clean ? cJSON_CreateString(clean) : NULL;
+	free(clean);
+	return item;
+}
+
 static cJSON *string_or_null(const char *s)
 {
-	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+	return s ? text(s) : cJSON_CreateNull();
 }
 
 static cJSON *int_or_null(bool known, int64_t v)
@@ -79,7 +89,7 @@ static cJSON *policy_section(struct builder *b, const jr_policy_t *policy)
 	cJSON *files = add(b, o, "files", cJSON_CreateArray());
 	for (size_t i = 0; files && policy && i < jr_policy_n_files(policy); i++)
 		if (jr_policy_file(policy, i) &&
-		    !cJSON_AddItemToArray(files, cJSON_CreateString(jr_policy_file(policy, i))))
+		    !cJSON_AddItemToArray(files, text(jr_policy_file(policy, i))))
 			b->oom = true;
 	return o;
 }
@@ -205,8 +215,7 @@ static cJSON *error_section(struct builder *b, const struct jr_report_input *in)
 	if (!o)
 		return NULL;
 	add(b, o, "step", cJSON_CreateString(in->error_step));
-	add(b, o, "message", cJSON_CreateString(in->error && in->error->message ? in->error->message
-									       : "unknown error"));
+	add(b, o, "message", text(in->error && in->error->message ? in->error->message : "unknown error"));
 	add(b, o, "errno", int_or_null(in->error && in->error->errnum, in->error ? in->error->errnum : 0));
 	return o;
 }
@@ -262,7 +271,7 @@ int jr_report_json(const struct jr_report_input *in, char **json, jr_error_t **e
 	add(&b, o, "policy", policy_section(&b, in->policy));
 	cJSON *argv = add(&b, o, "argv", cJSON_CreateArray());
 	for (size_t i = 0; argv && in->argv && in->argv[i]; i++)
-		if (!cJSON_AddItemToArray(argv, cJSON_CreateString(in->argv[i])))
+		if (!cJSON_AddItemToArray(argv, text(in->argv[i])))
 			b.oom = true;
 	char started[32];
 	format_time(in->started_ms, started);

@@ -47,6 +47,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
 #include "cleanup.h"
 #include "internal.h"
 #include "syscalls.h"
@@ -444,7 +448,16 @@ int jr_seccomp_load(const struct jr_seccomp *sc, int ctl, unsigned flags, jr_err
 		struct jr_bpf notifying = { 0 };
 		_cleanup_free_ struct sock_filter *prog = notifying_program(&sc->policy, &notifying.len);
 		notifying.insns = prog;
-		int listener = prog ? install(&notifying, SECCOMP_FILTER_FLAG_NEW_LISTENER) : -1;
+		/* WAIT_KILLABLE_RECV (Linux 5.19): once the supervisor has the
+		 * call, only a fatal signal interrupts it, so a denial is not
+		 * turned into EINTR (or counted twice on SA_RESTART). */
+		int listener = -1;
+		if (prog) {
+			listener = install(&notifying, SECCOMP_FILTER_FLAG_NEW_LISTENER |
+							       SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV);
+			if (listener < 0 && errno == EINVAL)
+				listener = install(&notifying, SECCOMP_FILTER_FLAG_NEW_LISTENER);
+		}
 		if (listener >= 0) {
 			struct jr_msg msg = { .type = JR_MSG_NOTIFY };
 			int r = jr_msg_send(ctl, &msg, listener, err);

@@ -103,6 +103,17 @@ case_output_limit() {
 	(cd "$WS" && as_user env HOME="$FIXHOME" "$JR_BIN" --output-limit 1M -- \
 		sh -c 'for i in 1 2 3 4 5; do echo o$i; echo e$i >&2; done') </dev/null >"$OUT" 2>&1
 	check "2>&1 keeps stdout and stderr interleaved in order" test "$(tr -d '\n' < "$OUT")" = "o1e1o2e2o3e3o4e4o5e5"
+	# Past the cap nothing is written, yet a reader that goes away must
+	# still end the command (EPIPE), not leave it running.
+	start=$(date +%s)
+	(cd "$WS" && as_user env HOME="$FIXHOME" timeout 20 "$JR_BIN" --output-limit 1k -- yes) </dev/null 2>/dev/null | head -1 >/dev/null
+	check "a capped command whose reader has gone ends at once" test $(($(date +%s) - start)) -lt 5
+	# A stdin open for writing is no way around the cap.
+	echo keep > "$WS/rw.txt"
+	chown "$CASE_UID" "$WS/rw.txt"
+	(cd "$WS" && as_user env HOME="$FIXHOME" "$JR_BIN" --output-limit 16 -- \
+		sh -c 'head -c 100000 /dev/zero >&0') 0<>"$WS/rw.txt" >/dev/null 2>&1
+	check "writing to a read-write stdin is not a way around limit output" test "$(wc -c < "$WS/rw.txt")" -le 16
 }
 
 case_not_yet() {

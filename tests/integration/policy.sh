@@ -223,6 +223,22 @@ case_placeholder_spares() {
 	chmod 755 "$pool"
 	JR_ENV="XDG_CACHE_HOME=$cache" jr -- sh -c 'mkdir .vscode/x'
 	check "a pool others could reach is not used, and the run still protects" sh -c "grep -q 'Read-only file system' '$ERR' && [ -z \"\$(ls -A '$WS')\" ]"
+	chmod 700 "$pool"
+	rm -rf "$pool"/*
+	# A spare another process opened up (0777) is not taken.
+	JR_ENV="XDG_CACHE_HOME=$cache" jr -- true
+	for slot in $(ls "$pool"); do chmod 777 "$pool/$slot"; done
+	JR_ENV="XDG_CACHE_HOME=$cache" jr -- sh -c 'sleep 0.5' &
+	sleep 0.3
+	check "a spare whose mode was opened up is not put at a protected path" \
+		sh -c "! stat -c %a '$WS/.vscode' '$WS/.idea' 2>/dev/null | grep -q 777"
+	wait
+	# A cache inside the workspace (the jail writes there) is never used:
+	# one run could choose what a later run puts at its protected paths.
+	JR_ENV="XDG_CACHE_HOME=$WS/.cache" jr -- true
+	check "no spare pool is made inside the workspace" test ! -e "$WS/.cache/jailrun"
+	rm -rf "$WS/.cache"
+	check "and the workspace is left as it was" test -z "$(ls -A "$WS")"
 }
 
 write_policy() {

@@ -313,7 +313,31 @@ case_report_forgery() {
 	jr --report "$REPORT" -- sh -c 'mv report.json elsewhere.json; ln -s /etc/passwd report.json; exit 0'
 	check_rc 125 "a report replaced by a symlink gives 125 too"
 	check "and the symlink's target was not written" sh -c "! grep -q reportVersion /etc/passwd"
-	rm -f "$WS/report.json" "$WS/elsewhere.json"
+	# A later run does not write through what an earlier jail left there.
+	victim=$(dirname "$WS")/victim
+	echo victim-content > "$victim"
+	chown "$CASE_UID" "$victim"
+	rm -f "$WS/report.json"
+	jr -- ln -s "$victim" report.json
+	jr --report "$REPORT" -- touch "$WS/ran"
+	check_rc 125 "a symlink at the report's name is refused before anything runs"
+	check "the command did not run" test ! -e "$WS/ran"
+	check "and the symlink's target is untouched" test "$(cat "$victim")" = victim-content
+	rm -f "$WS/report.json"
+	jr -- mkfifo report.json
+	jr --report "$REPORT" -- true
+	check_rc 125 "a FIFO at the report's name is refused (it would hang jailrun)"
+	rm -f "$WS/report.json"
+	outside=$(dirname "$WS")/outside
+	mkdir -p "$outside" && chown "$CASE_UID" "$outside"
+	jr -- ln -s "$outside" out
+	jr --report "$WS/out/report.json" -- true
+	check_rc 125 "a report directory reached through a symlink in the workspace is refused"
+	check "and nothing was created where it points" test ! -e "$outside/report.json"
+	rm -f "$WS/out" "$WS/report.json" "$WS/elsewhere.json"
+	jr --report "$REPORT" -- true "$(printf 'bad\377utf8')"
+	report_is "argv that is not UTF-8 still gives a valid report" 'status==0'
+
 	jr --report "$REPORT" -- sh -c 'echo "{\"status\":0,\"forged\":true}" > report.json; exit 4'
 	check_rc 4 "a report overwritten in place is rewritten from its start"
 	report_is "and is jailrun's own (exitCode 4, no forged key)" 'status==4' 'exitCode==4'
