@@ -14,7 +14,8 @@
 #   3. syscall-heavy work: bench/syscalls.c (static; 2,000,000 getppid and
 #      200,000 open/close of a workspace file), bare vs jailrun strict:
 #      what seccomp and Landlock add per system call.
-#   4. session exec: skipped until jailrun has sessions (see case_session).
+#   4. session exec: /bin/true through a running session (jailrun --session)
+#      vs a fresh jail vs bare.
 #   5. supervisor memory: peak RSS (VmHWM) of the jailrun process and of the
 #      jail's init during `jailrun --policy strict -- sleep 1` (bench/rss.py).
 #
@@ -148,19 +149,26 @@ timeit -n "$syscall_runs" -w 1 \
 	>"$tmp/syscalls.jsonl"
 
 # ---- 4. session exec --------------------------------------------------------------
-# Hook: when jailrun has sessions, start one here (strict.pol, workspace
-# $ws), time `/bin/true` through it against bare /bin/true with timeit,
-# write $tmp/session.jsonl and return 0; report_args then gets a --case
-# line instead of --skip.  Until then it returns 1.
+# /bin/true through a running session (strict.pol, workspace $ws) against
+# a fresh jail and the bare command.
+session_name=bench-$$
 case_session() {
-	return 1
+	(cd "$ws" && "$JAILRUN" --session "$session_name" --policy strict -- /bin/true) || return 1
+	(cd "$ws" && timeit -n "$runs" \
+		bare /bin/true \
+		::: "jailrun session" "$JAILRUN" --session "$session_name" --policy strict -- /bin/true \
+		::: "jailrun strict" "${jailrun_strict[@]}" /bin/true \
+		>"$tmp/session.jsonl")
+	local r=$?
+	"$JAILRUN" --session "$session_name" --stop
+	return $r
 }
-echo "4/5 session exec" >&2
+echo "4/5 session exec x $runs" >&2
 if case_session; then
 	session=(--case session "session exec: /bin/true" "$tmp/session.jsonl")
 else
-	echo "    skipped (no sessions yet)" >&2
-	session=(--skip session "session exec: /bin/true" "no sessions yet")
+	echo "    skipped (the session did not start)" >&2
+	session=(--skip session "session exec: /bin/true" "the session did not start")
 fi
 
 # ---- 5. supervisor memory ---------------------------------------------------------
