@@ -165,18 +165,39 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 		if (!same_loc(&cl->loc, &p->net_s.loc))
 			break;
 		if (p->net == JR_NET_NONE) {
-			snprintf(mech, size, "own network namespace with only lo, brought up with libnl-route");
+			snprintf(mech, size, plan->landlock_only
+					 ? "no IP sockets (seccomp): there is no network namespace of the jail's own"
+					 : "own network namespace with only lo, brought up with libnl-route");
 			return true;
 		}
-		snprintf(mech, size, "network mode '%s' is %s (only 'none' is)", mode, not_yet);
+		if (p->net == JR_NET_HOST) {
+			snprintf(mech, size, "the host's network namespace: no network isolation; TCP ports only as allow connect/bind say (Landlock), UDP and the rest open");
+			return true;
+		}
+		snprintf(mech, size, "network mode '%s' is %s (only 'none' and 'host' are)", mode, not_yet);
 		return false;
-	case JR_CL_ALLOW:
+	case JR_CL_ALLOW: {
 		if (!adds_entries(cl->text, 2)) {
 			snprintf(mech, size, "removes entries only");
 			return true;
 		}
-		snprintf(mech, size, "network allow rules (egress proxy, Landlock TCP rules) are %s", not_yet);
+		bool ports = !strcmp(mode, "connect") || !strcmp(mode, "bind");
+		if (p->net == JR_NET_NONE) {
+			snprintf(mech, size, "nothing to allow: the network is off (net none)");
+			return true;
+		}
+		if (ports && p->net == JR_NET_HOST) {
+			if (plan->landlock.abi >= 4) {
+				snprintf(mech, size, "Landlock (ABI 4): TCP %s only to the listed ports, every other port refused",
+					 mode);
+				return true;
+			}
+			snprintf(mech, size, "TCP port rules need Landlock ABI 4; this kernel has %d", plan->landlock.abi);
+			return false;
+		}
+		snprintf(mech, size, "allow %s (the egress proxy, the BPF CIDR filter) is %s", mode, not_yet);
 		return false;
+	}
 	case JR_CL_ENV:
 		if ((!strcmp(mode, "inherit") || !strcmp(mode, "clear")) &&
 		    !same_loc(&cl->loc, &p->env_s.loc))

@@ -245,7 +245,7 @@ static void build_jail(const struct jr_init_ctx *ctx)
 		jr_fail(&err, errno, "sethostname %s", ctx->plan->hostname);
 		init_fail(ctx->ctl, err);
 	}
-	if (jr_net_loopback_up(&err) < 0)
+	if (!ctx->plan->net_host && jr_net_loopback_up(&err) < 0)
 		init_fail(ctx->ctl, err);
 	log_step(ctx, "hostname and loopback", t);
 }

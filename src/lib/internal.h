@@ -76,6 +76,9 @@ struct jr_landlock_plan {
 	bool enabled;     /* the kernel has Landlock */
 	int abi;          /* this kernel's ABI, 0 when none */
 	uint64_t handled_fs, scoped;
+	uint64_t handled_net;        /* net host with allow connect/bind: TCP ports */
+	uint16_t *connect_ports, *bind_ports;
+	size_t n_connect, n_bind;
 	uint32_t restrict_flags;
 	bool exec_narrowed;
 	unsigned gaps; /* landlock_only: what cannot be expressed (JR_LL_GAP_*) */
@@ -118,6 +121,7 @@ struct jr_plan {
 	} seccomp;
 	bool setid_guard; /* root caller with a writable tree of its own */
 	bool landlock_only; /* isolation landlock: no namespaces */
+	bool net_host;      /* net host: the host's network namespace */
 	bool exec_narrowed; /* exec PATH... in effect: noexec writable trees, no memfd exec */
 	uint64_t time_ms;       /* wall-clock limit, 0 = none */
 	uint64_t kill_after_ms; /* grace between SIGTERM and SIGKILL at the limit */
@@ -171,7 +175,7 @@ struct jr_ids {
 
 void jr_ids_for_plan(const struct jr_plan *plan, struct jr_ids *ids);
 /* namespaces false: Landlock-only isolation, a plain child with a pidfd. */
-pid_t jr_clone_jail(bool namespaces, int *pidfd, jr_error_t **err);
+pid_t jr_clone_jail(bool namespaces, bool new_net, int *pidfd, jr_error_t **err);
 int jr_write_id_maps(pid_t pid, const struct jr_ids *ids, jr_error_t **err);
 int jr_become_ids(const struct jr_ids *ids, jr_error_t **err);
 

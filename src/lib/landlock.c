@@ -27,6 +27,7 @@
 
 #include "cleanup.h"
 #include "internal.h"
+#include "values.h"
 
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
@@ -45,6 +46,17 @@ struct ruleset_attr {
 	uint64_t handled_access_fs;
 	uint64_t handled_access_net;
 	uint64_t scoped;
+};
+
+#define RULE_NET_PORT 2
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#endif
+
+struct net_port {
+	uint64_t allowed_access;
+	uint64_t port;
 };
 
 struct path_beneath {
@@ -243,6 +255,47 @@ static int plan_host(const jr_plan_t *plan, struct jr_landlock_plan *ll, uint64_
 	return 0;
 }
 
+/* The ports of a list of allow connect/bind entries still in effect
+ * (a later !PORT takes one back). */
+static int ports_in_effect(const struct jr_str_list *l, uint16_t **out, size_t *n, jr_error_t **err)
+{
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->v[i].remove)
+			continue;
+		bool removed = false;
+		for (size_t j = i + 1; j < l->n && !removed; j++)
+			removed = l->v[j].remove && !strcmp(l->v[j].value, l->v[i].value);
+		uint16_t port;
+		if (removed || !jr_parse_port(l->v[i].value, &port))
+			continue;
+		uint16_t *grown = realloc(*out, (*n + 1) * sizeof(**out));
+		if (!grown)
+			return jr_fail_oom(err);
+		*out = grown;
+		(*out)[(*n)++] = port;
+	}
+	return 0;
+}
+
+/* net host: TCP connect and bind limited to the allowed ports (Landlock
+ * ABI 4), each kind only when the policy lists ports for it. */
+static int plan_net(const jr_policy_t *p, const jr_plan_t *plan, struct jr_landlock_plan *ll,
+		    jr_error_t **err)
+{
+	if (!plan->net_host || ll->abi < 4)
+		return 0;
+	if (ports_in_effect(&p->lists[JR_LIST_ALLOW_CONNECT], &ll->connect_ports, &ll->n_connect, err) < 0 ||
+	    ports_in_effect(&p->lists[JR_LIST_ALLOW_BIND], &ll->bind_ports, &ll->n_bind, err) < 0)
+		return -1;
+	if (ll->n_connect)
+		ll->handled_net |= LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	if (ll->n_bind)
+		ll->handled_net |= LANDLOCK_ACCESS_NET_BIND_TCP;
+	return 0;
+}
+
 int jr_landlock_plan(const jr_policy_t *p, const jr_plan_t *plan, struct jr_landlock_plan *ll,
 		     jr_error_t **err)
 {
@@ -254,6 +307,8 @@ int jr_landlock_plan(const jr_policy_t *p, const jr_plan_t *plan, struct jr_land
 	ll->handled_fs = all;
 	ll->scoped = ll->abi >= 6 ? SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL : 0;
 	ll->restrict_flags = ll->abi >= 7 ? RESTRICT_SELF_LOG_NEW_EXEC_ON : 0;
+	if (plan_net(p, plan, ll, err) < 0)
+		return -1;
 
 	if (plan->landlock_only) {
 		if (plan_host(plan, ll, all, err) < 0)
@@ -302,6 +357,10 @@ void jr_landlock_plan_free(struct jr_landlock_plan *ll)
 	free(ll->rules);
 	ll->rules = NULL;
 	ll->n_rules = 0;
+	free(ll->connect_ports);
+	free(ll->bind_ports);
+	ll->connect_ports = ll->bind_ports = NULL;
+	ll->n_connect = ll->n_bind = 0;
 }
 
 int jr_landlock_ruleset(const struct jr_landlock_plan *ll, const char *extra_rw, int *out,
@@ -310,7 +369,9 @@ int jr_landlock_ruleset(const struct jr_landlock_plan *ll, const char *extra_rw,
 	*out = -1;
 	if (!ll->enabled)
 		return 0;
-	struct ruleset_attr attr = { .handled_access_fs = ll->handled_fs, .scoped = ll->scoped };
+	struct ruleset_attr attr = { .handled_access_fs = ll->handled_fs,
+				     .handled_access_net = ll->handled_net,
+				     .scoped = ll->scoped };
 	/* An older kernel rejects fields it does not know unless they are
 	 * left out: pass only as much of the struct as this ABI reads. */
 	size_t size = ll->abi >= 6 ? sizeof(attr) : ll->abi >= 4 ? 2 * sizeof(uint64_t)
@@ -331,6 +392,17 @@ int jr_landlock_ruleset(const struct jr_landlock_plan *ll, const char *extra_rw,
 		if (pb.allowed_access &&
 		    syscall(__NR_landlock_add_rule, fd, RULE_PATH_BENEATH, &pb, 0) < 0)
 			return jr_fail(err, errno, "Landlock: rule for %s", ll->rules[i].path);
+	}
+	for (int kind = 0; kind < 2; kind++) {
+		const uint16_t *ports = kind ? ll->bind_ports : ll->connect_ports;
+		size_t n = kind ? ll->n_bind : ll->n_connect;
+		for (size_t i = 0; i < n; i++) {
+			struct net_port np = { .allowed_access = kind ? LANDLOCK_ACCESS_NET_BIND_TCP
+								      : LANDLOCK_ACCESS_NET_CONNECT_TCP,
+					       .port = ports[i] };
+			if (syscall(__NR_landlock_add_rule, fd, RULE_NET_PORT, &np, 0) < 0)
+				return jr_fail(err, errno, "Landlock: rule for TCP port %u", ports[i]);
+		}
 	}
 	if (extra_rw) {
 		_cleanup_close_ int dir = open(extra_rw, O_PATH | O_DIRECTORY | O_CLOEXEC);

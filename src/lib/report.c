@@ -108,7 +108,8 @@ static cJSON *landlock_section(struct builder *b, const struct jr_landlock_plan 
 		return NULL;
 	add(b, o, "abi", cJSON_CreateNumber(ll->abi));
 	add(b, o, "handledAccessFs", flag_names(b, ll->handled_fs, fs, sizeof(fs) / sizeof(fs[0])));
-	add(b, o, "handledAccessNet", cJSON_CreateArray());
+	static const char *const net[] = { "bind_tcp", "connect_tcp" };
+	add(b, o, "handledAccessNet", flag_names(b, ll->handled_net, net, 2));
 	add(b, o, "scoped", flag_names(b, ll->scoped, scoped, sizeof(scoped) / sizeof(scoped[0])));
 	add(b, o, "rules", cJSON_CreateNumber((double)ll->n_rules));
 	return o;
@@ -171,10 +172,14 @@ static cJSON *enforcement_section(struct builder *b, const jr_plan_t *plan,
 	if (!o)
 		return NULL;
 	add(b, o, "isolation", cJSON_CreateString(plan->landlock_only ? "landlock" : "namespaces"));
-	add(b, o, "namespaces", string_array(b, namespaces, plan->landlock_only ? 0 : 7));
+	const char *const *ns = namespaces;
+	const char *const without_net[] = { "user", "mount", "pid", "ipc", "uts", "cgroup" };
+	if (plan->net_host)
+		ns = without_net;
+	add(b, o, "namespaces", string_array(b, ns, plan->landlock_only ? 0 : plan->net_host ? 6 : 7));
 	add(b, o, "landlock", landlock_section(b, &plan->landlock));
 	add(b, o, "seccomp", seccomp_section(b, plan, policy, res));
-	add(b, o, "network", cJSON_CreateString("none"));
+	add(b, o, "network", cJSON_CreateString(plan->net_host ? "host" : "none"));
 	add(b, o, "limits", limits_section(b, plan));
 	size_t enforced = 0;
 	for (size_t i = 0; i < plan->n_clauses; i++)

@@ -553,7 +553,7 @@ static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err
 		close(pair[1]);
 		return -1;
 	}
-	s->init_pid = jr_clone_jail(!s->plan->landlock_only, &s->pidfd, err);
+	s->init_pid = jr_clone_jail(!s->plan->landlock_only, !s->plan->net_host, &s->pidfd, err);
 	if (s->init_pid == 0)
 		start_init(s, pair[1], argv);
 	close(pair[1]);

@@ -45,10 +45,10 @@ void jr_ids_for_plan(const struct jr_plan *plan, struct jr_ids *ids)
 	}
 }
 
-pid_t jr_clone_jail(bool namespaces, int *pidfd, jr_error_t **err)
+pid_t jr_clone_jail(bool namespaces, bool new_net, int *pidfd, jr_error_t **err)
 {
-	const uint64_t ns = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-			    CLONE_NEWUTS | CLONE_NEWCGROUP;
+	const uint64_t ns = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+			    CLONE_NEWCGROUP | (new_net ? CLONE_NEWNET : 0);
 	struct clone_args args = {
 		.flags = (namespaces ? ns : 0) | CLONE_PIDFD,
 		.pidfd = (uint64_t)(uintptr_t)pidfd,
