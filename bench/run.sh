@@ -171,6 +171,11 @@ else
 	session=(--skip session "session exec: /bin/true" "the session did not start")
 fi
 
+# ---- 4b. the agent API: exec and readFile through jailrun serve -------------------
+echo "4b/5 agent API latency x $runs" >&2
+python3 "$srcdir/bench/rpc-latency.py" "$JAILRUN" "$runs" "$ws" exec >"$tmp/rpc-exec.jsonl"
+python3 "$srcdir/bench/rpc-latency.py" "$JAILRUN" "$runs" "$ws" readfile >"$tmp/rpc-read.jsonl"
+
 # ---- 5. supervisor memory ---------------------------------------------------------
 echo "5/5 supervisor memory: sleep 1 x $mem_runs" >&2
 : >"$tmp/memory.jsonl"
@@ -195,6 +200,8 @@ python3 "$srcdir/bench/report.py" --out "$out" \
 	--case action "agent action: bash ls/cat/echo" "$tmp/action.jsonl" \
 	--case syscalls "syscall-heavy: 2M getppid + 200k open/close" "$tmp/syscalls.jsonl" \
 	"${session[@]}" \
+	--case rpc-exec "serve exec: /bin/true" "$tmp/rpc-exec.jsonl" \
+	--case rpc-read "serve readFile: 4 KiB" "$tmp/rpc-read.jsonl" \
 	--memory memory "supervisor memory: sleep 1 (peak RSS)" "$tmp/memory.jsonl"
 echo
 echo "Medians and p90 of wall-clock ms over $runs runs (cases 1-2) and $syscall_runs (case 3),"
