@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -758,6 +759,32 @@ static void info_method(struct server *s, const cJSON *id)
 	cJSON_AddStringToObject(p, "name", jr_policy_name(s->policy) ? jr_policy_name(s->policy) : "");
 	cJSON_AddStringToObject(p, "sha256", s->digest);
 	cJSON_AddStringToObject(r, "workspace", s->plan->workspace);
+	/* When the session started: its init knows. */
+	int fd;
+	jr_error_t *err = NULL;
+	cJSON *req = cJSON_CreateObject(), *answer = NULL;
+	cJSON_AddStringToObject(req, "op", "info");
+	if (jr_session_connect(s->session, &fd, &err) == 0) {
+		if (jr_frame_send(fd, req, NULL, 0, &err) == 0)
+			jr_frame_recv(fd, &answer, NULL, NULL, &err);
+		close(fd);
+	}
+	jr_error_free(err);
+	cJSON_Delete(req);
+	const cJSON *ms = cJSON_GetObjectItem(answer, "startedMs");
+	if (cJSON_IsNumber(ms)) {
+		char when[40];
+		long long v = (long long)ms->valuedouble;
+		time_t secs = (time_t)(v / 1000);
+		struct tm tm;
+		gmtime_r(&secs, &tm);
+		size_t n = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(when + n, sizeof(when) - n, ".%03lldZ", v % 1000);
+		cJSON_AddStringToObject(r, "startedAt", when);
+	} else {
+		cJSON_AddNullToObject(r, "startedAt");
+	}
+	cJSON_Delete(answer);
 	respond(s, id, r);
 }
 
