@@ -5,7 +5,7 @@ set -eu
 
 packages="build-essential autoconf automake libtool pkg-config
 libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libcjson-dev libbpf-dev
-libcmocka-dev util-linux procps python3 python3-jsonschema bash git nodejs"
+libcmocka-dev util-linux procps python3 python3-jsonschema bash git nodejs passt"
 
 missing=
 for p in $packages; do

@@ -713,6 +713,7 @@ static int check_isolation(struct compiler *c)
 	jr_plan_t *plan = c->plan;
 	plan->landlock_only = c->p->isolation == JR_ISO_LANDLOCK;
 	plan->net_host = c->p->net == JR_NET_HOST;
+	plan->net_pasta = c->p->net == JR_NET_PASTA;
 	if (!plan->landlock_only)
 		return 0;
 	if (getuid() == 0)

@@ -127,10 +127,13 @@ static void check_pasta(jr_line_fn fn, void *ud)
 	const char *dirs[] = { "/usr/bin/pasta", "/usr/local/bin/pasta", "/bin/pasta", NULL };
 	for (const char **d = dirs; *d; d++)
 		if (access(*d, X_OK) == 0) {
-			jr_emitf(fn, ud, "pasta                found at %s (net pasta is not implemented by this version yet)", *d);
+			if (access("/dev/net/tun", R_OK | W_OK) < 0)
+				jr_emitf(fn, ud, "pasta                found at %s, but /dev/net/tun is not open to this user: net pasta is refused (fix: chmod 0666 /dev/net/tun)", *d);
+			else
+				jr_emitf(fn, ud, "pasta                found at %s: net pasta works", *d);
 			return;
 		}
-	jr_emitf(fn, ud, "pasta                not installed (for net pasta, later: apt-get install passt)");
+	jr_emitf(fn, ud, "pasta                not installed: net pasta is refused (fix: apt-get install passt)");
 }
 
 int jr_doctor(jr_line_fn fn, void *ud)

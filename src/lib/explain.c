@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -174,7 +175,19 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 			snprintf(mech, size, "the host's network namespace: no network isolation; TCP ports only as allow connect/bind say (Landlock), UDP and the rest open");
 			return true;
 		}
-		snprintf(mech, size, "network mode '%s' is %s (only 'none' and 'host' are)", mode, not_yet);
+		if (p->net == JR_NET_PASTA && !plan->landlock_only) {
+			if (!jr_pasta_path()) {
+				snprintf(mech, size, "pasta is not installed (apt-get install passt)");
+				return false;
+			}
+			if (access("/dev/net/tun", R_OK | W_OK) < 0) {
+				snprintf(mech, size, "pasta needs /dev/net/tun, which this user cannot open (%s)", strerror(errno));
+				return false;
+			}
+			snprintf(mech, size, "own network namespace connected to the host's network by pasta(1) (user-mode TCP/UDP, started by jailrun outside the jail); loopback services of the host are reached through the gateway address");
+			return true;
+		}
+		snprintf(mech, size, "network mode '%s' is %s (only 'none', 'host' and 'pasta' are)", mode, not_yet);
 		return false;
 	case JR_CL_ALLOW: {
 		if (!adds_entries(cl->text, 2)) {

@@ -122,6 +122,7 @@ struct jr_plan {
 	bool setid_guard; /* root caller with a writable tree of its own */
 	bool landlock_only; /* isolation landlock: no namespaces */
 	bool net_host;      /* net host: the host's network namespace */
+	bool net_pasta;     /* net pasta: pasta(1) connects the jail's namespace */
 	bool exec_narrowed; /* exec PATH... in effect: noexec writable trees, no memfd exec */
 	uint64_t time_ms;       /* wall-clock limit, 0 = none */
 	uint64_t kill_after_ms; /* grace between SIGTERM and SIGKILL at the limit */
@@ -285,6 +286,10 @@ int jr_set_no_new_privs(jr_error_t **err);
 /* Closes every fd >= 3 except those listed. */
 int jr_fds_close_except(const int *keep, size_t n_keep, jr_error_t **err);
 int jr_net_loopback_up(jr_error_t **err);
+/* pasta.c: net pasta. */
+const char *jr_pasta_path(void);
+int jr_pasta_start(pid_t target, pid_t *pasta_pid, jr_error_t **err);
+void jr_pasta_stop(pid_t pasta_pid);
 
 /* ---- channel.c: supervisor <-> init messages ------------------------- */
 

@@ -179,7 +179,7 @@ static cJSON *enforcement_section(struct builder *b, const jr_plan_t *plan,
 	add(b, o, "namespaces", string_array(b, ns, plan->landlock_only ? 0 : plan->net_host ? 6 : 7));
 	add(b, o, "landlock", landlock_section(b, &plan->landlock));
 	add(b, o, "seccomp", seccomp_section(b, plan, policy, res));
-	add(b, o, "network", cJSON_CreateString(plan->net_host ? "host" : "none"));
+	add(b, o, "network", cJSON_CreateString(plan->net_host ? "host" : plan->net_pasta ? "pasta" : "none"));
 	add(b, o, "limits", limits_section(b, plan));
 	size_t enforced = 0;
 	for (size_t i = 0; i < plan->n_clauses; i++)

@@ -62,6 +62,7 @@ struct supervisor {
 	const struct jr_session_info *session;
 	int listen_fd, ready_fd, idle_fd;
 	unsigned active;
+	pid_t pasta_pid;          /* net pasta: the pasta process, 0 when none */
 	bool terminating;  /* SIGTERM sent, grace running */
 	bool timed_out;
 	/* outcome */
@@ -181,6 +182,11 @@ static int release_init(struct supervisor *s, unsigned pty, jr_error_t **err)
 {
 	if (!s->plan->landlock_only && jr_write_id_maps(s->init_pid, &s->ids, err) < 0)
 		return -1;
+	if (s->plan->net_pasta) {
+		if (jr_pasta_start(s->init_pid, &s->pasta_pid, err) < 0)
+			return -1;
+		say(s, "pasta (pid %d) connected the jail's network", (int)s->pasta_pid);
+	}
 	if (s->ids.caller_is_root) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)s->init_pid);
@@ -490,6 +496,7 @@ static void fill_result(struct supervisor *s, struct jr_result *res)
 static void supervisor_cleanup(struct supervisor *s)
 {
 	jr_pty_relay_stop(&s->pty);
+	jr_pasta_stop(s->pasta_pid);
 	jr_output_close(&s->output);
 	if (s->notify_fd >= 0)
 		close(s->notify_fd);

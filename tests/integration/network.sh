@@ -91,4 +91,31 @@ assert "net" not in e["namespaces"], e["namespaces"]' "$R"
 	stop_servers
 }
 
-run_cases case_net_none case_net_host
+case_net_pasta() {
+	if ! command -v pasta >/dev/null; then
+		skip "net pasta" "pasta is not installed (apt-get install passt)"
+		return 0
+	fi
+	if ! as_user sh -c 'test -r /dev/net/tun -a -w /dev/net/tun'; then
+		jr --policy strict --net pasta -- touch "$WS/ran"
+		check_rc 125 "net pasta without access to /dev/net/tun is refused, not run without a network"
+		check "saying why" contains "$ERR" "/dev/net/tun"
+		check "nothing ran" test ! -e "$WS/ran"
+		return 0
+	fi
+	start_servers
+	jr --policy strict --net pasta -- sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | sort | tr "\n" " "'
+	check_rc 0 "net pasta runs"
+	check "the jail has an interface besides lo" sh -c "grep -qv '^lo $' '$OUT' && [ \"\$(wc -w < '$OUT')\" -ge 2 ]"
+	jr --policy strict --net pasta -- python3 -c '
+import socket, sys
+route = open("/proc/net/route").read().split("\n")[1].split()
+gw = socket.inet_ntoa(bytes.fromhex(route[2])[::-1])
+s = socket.socket(); s.settimeout(3)
+s.connect((gw, int(sys.argv[1]))); print("reached", s.recv(64).decode().strip())' "$PORT_A"
+	check "the host's loopback service is reached through pasta's gateway" contains "$OUT" "reached host-server"
+	check "pasta is stopped with the run" gone_within_5s "/usr/bin/pasta --config-net"
+	stop_servers
+}
+
+run_cases case_net_none case_net_host case_net_pasta
