@@ -12,6 +12,9 @@ for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
+# npm (the MCP test installs the official SDK client with it) comes with
+# some nodejs builds and is a package of its own in Debian's.
+command -v npm >/dev/null || missing="$missing npm"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

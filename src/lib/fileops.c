@@ -325,7 +325,8 @@ static void read_dir(struct op *op, const char *path)
 		v[n++] = entry;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), by_name);
+	if (n)
+		qsort(v, n, sizeof(*v), by_name); /* v is NULL for an empty directory */
 	cJSON *arr = cJSON_AddArrayToObject(op->result, "entries");
 	for (size_t i = 0; i < n; i++)
 		cJSON_AddItemToArray(arr, v[i]);
@@ -578,7 +579,15 @@ static void grep_files(struct op *op)
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		op_fail(op, errno, path, NULL);
 	} else if (S_ISDIR(st.st_mode)) {
-		walk_dir(&w, fd, "", grep_visit, 0);
+		/* Matches are named as from the workspace: under path. */
+		char prefix[4096];
+		snprintf(prefix, sizeof(prefix), "%s", strcmp(path, ".") ? path : "");
+		size_t n = strlen(prefix);
+		while (n && prefix[n - 1] == '/')
+			prefix[--n] = '\0';
+		if (!strncmp(prefix, "./", 2))
+			memmove(prefix, prefix + 2, strlen(prefix + 2) + 1);
+		walk_dir(&w, fd, prefix, grep_visit, 0);
 		fd = -1;
 	} else {
 		/* One file: searched from its directory, named as given. */

@@ -1003,12 +1003,38 @@ static int serve_loop(struct server *s)
 	return 0;
 }
 
+/* A session started under another policy is refused before serving,
+ * not request by request. */
+static int check_session_policy(struct server *s, jr_error_t **err)
+{
+	int fd;
+	if (jr_session_connect(s->session, &fd, err) < 0)
+		return -1;
+	cJSON *req = cJSON_CreateObject(), *answer = NULL;
+	cJSON_AddStringToObject(req, "op", "info");
+	int r = jr_frame_send(fd, req, NULL, 0, err);
+	if (r == 0 && jr_frame_recv(fd, &answer, NULL, NULL, err) <= 0)
+		r = -1;
+	close(fd);
+	cJSON_Delete(req);
+	const cJSON *policy = cJSON_GetObjectItem(answer, "policy");
+	const cJSON *digest = cJSON_GetObjectItem(policy, "sha256"), *name = cJSON_GetObjectItem(policy, "name");
+	if (r == 0 && (!cJSON_IsString(digest) || strcmp(digest->valuestring, s->digest)))
+		r = jr_fail(err, 0, "session %s runs policy %s (sha256 %.12s...), not this one", s->session,
+			    cJSON_IsString(name) ? name->valuestring : "?",
+			    cJSON_IsString(digest) ? digest->valuestring : "?");
+	cJSON_Delete(answer);
+	return r;
+}
+
 int jr_rpc_serve(enum jr_rpc_dialect dialect, const jr_policy_t *policy, const jr_plan_t *plan,
 		 const char *session, int in_fd, int out_fd, jr_error_t **err)
 {
 	struct server s = { .dialect = dialect, .policy = policy, .plan = plan, .session = session,
 			    .in_fd = in_fd, .out_fd = out_fd };
 	jr_policy_digest(policy, s.digest);
+	if (check_session_policy(&s, err) < 0)
+		return -1;
 	/* A client gone mid-answer is end of service, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
 	int flags = fcntl(in_fd, F_GETFL);

@@ -159,7 +159,7 @@ static void write_info(const char *dir, const struct jr_session_info *info, cons
 
 static void remove_state(const char *dir)
 {
-	char path[PATH_MAX + 16];
+	char path[PATH_MAX + 400];
 	snprintf(path, sizeof(path), "%s/ctl.sock", dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/info.json", dir);
@@ -234,8 +234,9 @@ int jr_session_start(const jr_policy_t *policy, const jr_plan_t *plan, const cha
 	if (pid == 0) {
 		close(ready[0]);
 		if (private_session) {
-			/* Lives and dies with its client (serve, mcp). */
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			/* Lives and dies with its client (serve, mcp): SIGTERM,
+			 * so it still stops the jail and removes its state. */
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
 			if (getppid() != parent)
 				_exit(1);
 			run_session(plan, &info, dir, listen_fd, ready[1]);
@@ -323,6 +324,9 @@ int jr_session_list(jr_line_fn fn, void *userdata, jr_error_t **err)
 		int fd;
 		jr_error_t *ignored = NULL;
 		if (connect_dir(dir, &fd, &ignored) < 0) {
+			/* Nobody answers: what a killed supervisor left. */
+			if (ignored->errnum == ECONNREFUSED || ignored->errnum == ENOENT)
+				remove_state(dir);
 			jr_error_free(ignored);
 			continue;
 		}

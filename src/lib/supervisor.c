@@ -324,6 +324,15 @@ static void handle_signals(struct supervisor *s)
 			jr_pty_relay_resume(&s->pty);
 			break;
 		default:
+			if (s->session && (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT ||
+					   si.ssi_signo == SIGHUP)) {
+				/* A session's supervisor told to go: stop the jail,
+				 * then clean up as after --stop. */
+				say(s, "signal %u: stopping the session", si.ssi_signo);
+				if (s->ctl >= 0)
+					shutdown(s->ctl, SHUT_WR);
+				break;
+			}
 			say(s, "forwarding signal %u", si.ssi_signo);
 			kill(s->init_pid, (int)si.ssi_signo);
 			break;

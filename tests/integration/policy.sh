@@ -280,8 +280,8 @@ case_lint_and_explain() {
 	check_rc 125 "running it fails closed"
 	check "saying which clause" contains "$ERR" "'net proxy' is not enforced"
 	check "and nothing ran" test ! -e "$WS/ran"
-	jr --net pasta -- true
-	check "--net pasta is refused until it is enforced" sh -c "[ $RC -eq 125 ] && grep -q \"'net pasta' is not enforced\" '$ERR'"
+	jr --net proxy -- true
+	check "--net proxy is refused until it is enforced" sh -c "[ $RC -eq 125 ] && grep -q \"'net proxy' is not enforced\" '$ERR'"
 }
 
 case_policy_search() {

@@ -60,6 +60,12 @@ case_session_secrets_and_policy() {
 case_session_other_user() {
 	[ "$JR_MODE" = root ] || { skip "another user cannot reach root's session" "runs as root only"; return 0; }
 	n=$(sname private)
+	# A runtime directory of this case's own: its modes are opened up
+	# below, which must not touch the sessions of tests running alongside.
+	rt=$(dirname "$WS")/runtime
+	mkdir -p "$rt" && chmod 700 "$rt"
+	JR_ENV="XDG_RUNTIME_DIR=$rt"
+	sdir() { echo "$rt/jailrun"; }
 	jr --session "$n" --policy strict -- true
 	check "the state directory is 0700" test "$(stat -c %a "$(sdir)/$n")" = 700
 	check "the socket is 0600 or stricter" test "$(stat -c %a "$(sdir)/$n/ctl.sock")" -le 600
@@ -75,7 +81,7 @@ try:
 except OSError as e:
     print("refused", e.errno)' "$sock" 2>&1)
 	check "another user cannot even open the socket" sh -c "echo '$out' | grep -q refused"
-	chmod 711 "$(sdir)" "$(sdir)/$n"
+	chmod 711 "$rt" "$(sdir)" "$(sdir)/$n"
 	chmod 666 "$sock"
 	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c '
 import socket, struct, sys, json
@@ -93,6 +99,8 @@ except OSError:
 	chmod 700 "$(sdir)" "$(sdir)/$n"
 	chmod 600 "$sock"
 	jr --session "$n" --stop
+	JR_ENV=
+	sdir() { echo "/tmp/jailrun-$CASE_UID"; }
 }
 
 case_session_dies_with_supervisor() {
