@@ -99,7 +99,12 @@ static int locate(const struct op *op, const char *path, struct where *w)
 	const char *rel = path[0] == '/' ? path + wl : path;
 	while (*rel == '/')
 		rel++;
-	snprintf(w->buf, sizeof(w->buf), "%s", *rel ? rel : ".");
+	if ((size_t)snprintf(w->buf, sizeof(w->buf), "%s", *rel ? rel : ".") >= sizeof(w->buf)) {
+		close(w->dirfd);
+		w->dirfd = -1;
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	w->rel = w->buf;
 	w->resolve |= RESOLVE_BENEATH;
 	return 0;
@@ -131,7 +136,10 @@ static int open_path(const struct op *op, const char *path, int flags, mode_t mo
 static int open_parent(const struct op *op, const char *path, char *name, size_t size)
 {
 	char copy[4096];
-	snprintf(copy, sizeof(copy), "%s", path);
+	if ((size_t)snprintf(copy, sizeof(copy), "%s", path) >= sizeof(copy)) {
+		errno = ENAMETOOLONG; /* never a shorter path than asked for */
+		return -1;
+	}
 	size_t n = strlen(copy);
 	while (n > 1 && copy[n - 1] == '/')
 		copy[--n] = '\0';
@@ -141,7 +149,10 @@ static int open_parent(const struct op *op, const char *path, char *name, size_t
 		errno = EINVAL;
 		return -1;
 	}
-	snprintf(name, size, "%s", last);
+	if ((size_t)snprintf(name, size, "%s", last) >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	if (!slash)
 		return open_path(op, ".", O_PATH | O_DIRECTORY, 0);
 	if (slash == copy)
@@ -153,7 +164,10 @@ static int open_parent(const struct op *op, const char *path, char *name, size_t
 static int mkdir_parents(const struct op *op, const char *path, bool including_last)
 {
 	char copy[4096];
-	snprintf(copy, sizeof(copy), "%s", path);
+	if ((size_t)snprintf(copy, sizeof(copy), "%s", path) >= sizeof(copy)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	for (char *p = copy + 1; *p; p++) {
 		if (*p != '/')
 			continue;
@@ -229,9 +243,16 @@ static void write_file(struct op *op, const char *path)
 	mode_t mode = (mode_t)int_param(op, "mode", 0644) & 0777;
 	if (bool_param(op, "createDirs") && mkdir_parents(op, path, false) < 0)
 		return op_fail(op, errno, path, "creating its directories");
+	/* Non-blocking and not truncating until it is known to be a regular
+	 * file: a FIFO the jail made there must not hang the server. */
 	_cleanup_close_ int fd =
-		open_path(op, path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_NOFOLLOW, mode);
-	if (fd < 0)
+		open_path(op, path, O_WRONLY | O_CREAT | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK, mode);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return op_fail(op, errno, path, NULL);
+	if (!S_ISREG(st.st_mode))
+		return op_fail(op, EINVAL, path, "not a regular file");
+	if (ftruncate(fd, 0) < 0 || fcntl(fd, F_SETFL, 0) < 0)
 		return op_fail(op, errno, path, NULL);
 	const char *p = text ? text : (const char *)bytes;
 	size_t done = 0;
@@ -396,8 +417,15 @@ static void remove_path(struct op *op, const char *path)
 
 /* Matches a relative path against a pattern whose "**" segments match any
  * number of path segments. */
+/* "**" backtracks: a budget of steps per path keeps a pattern like
+ * "**" "/" "**" "/"... from taking exponential time (past it: no match). */
+static unsigned long glob_steps;
+#define GLOB_MAX_STEPS 100000ul
+
 static bool glob_match(const char *pat, const char *path)
 {
+	if (++glob_steps > GLOB_MAX_STEPS)
+		return false;
 	if (!strncmp(pat, "**", 2) && (pat[2] == '/' || pat[2] == '\0')) {
 		const char *rest = pat[2] ? pat + 3 : pat + 2;
 		if (!*rest)
@@ -476,6 +504,7 @@ static void glob_visit(struct walk *w, int parent, const char *name, const char 
 		       const struct stat *st)
 {
 	(void)parent, (void)name, (void)st;
+	glob_steps = 0;
 	if (glob_match(w->pattern, rel))
 		add_result(w, cJSON_CreateString(rel));
 }
@@ -575,7 +604,7 @@ static void grep_files(struct op *op)
 	path = path ? path : ".";
 	w.out = cJSON_AddArrayToObject(op->result, "matches");
 	struct stat st;
-	int fd = open_path(op, path, O_RDONLY, 0);
+	int fd = open_path(op, path, O_RDONLY | O_NONBLOCK, 0);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		op_fail(op, errno, path, NULL);
 	} else if (S_ISDIR(st.st_mode)) {

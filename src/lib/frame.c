@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -70,9 +71,20 @@ int jr_frame_send(int sock, const cJSON *msg, const int *fds, size_t n_fds, jr_e
 	return r;
 }
 
+/* The rest of a frame whose first bytes came: within FRAME_DEADLINE_MS in
+ * all, so a client that trickles bytes cannot hold the reader. */
+#define FRAME_DEADLINE_MS 5000
+
 static int recv_all(int sock, char *buf, size_t len)
 {
+	uint64_t deadline = jr_now_us() + FRAME_DEADLINE_MS * 1000ull;
 	while (len) {
+		uint64_t now = jr_now_us();
+		struct pollfd p = { .fd = sock, .events = POLLIN };
+		if (now >= deadline || poll(&p, 1, (int)((deadline - now) / 1000) + 1) <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
 		ssize_t n = recv(sock, buf, len, 0);
 		if (n < 0 && errno == EINTR)
 			continue;

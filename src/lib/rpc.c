@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +33,7 @@
 #define MAX_EXECS 64
 #define DEFAULT_MAX_OUTPUT (1u << 20)
 #define DRAIN_MS 200
+#define FILE_CALL_TIMEOUT_S 60
 
 enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -32602,
        E_INTERNAL = -32603, E_UNSUPPORTED = -32000, E_FILE = -32001, E_GUARD = -32002,
@@ -154,6 +157,10 @@ static cJSON *file_call(struct server *s, const char *method, const cJSON *param
 	cJSON_AddStringToObject(req, "digest", s->digest);
 	cJSON_AddStringToObject(req, "method", method);
 	cJSON_AddItemToObject(req, "params", params ? cJSON_Duplicate(params, 1) : cJSON_CreateObject());
+	/* A worker that never answers (a walk of a huge tree) must not
+	 * freeze the server: past FILE_CALL_TIMEOUT_S the call fails. */
+	struct timeval tv = { .tv_sec = FILE_CALL_TIMEOUT_S };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	int r = jr_frame_send(fd, req, NULL, 0, err);
 	cJSON_Delete(req);
 	if (r == 0 && jr_frame_recv(fd, &answer, NULL, NULL, err) == 0)
@@ -226,9 +233,11 @@ static bool guard_refuses(struct server *s, const char *path)
 	cJSON *answer = file_call(s, "exists", params, &err);
 	cJSON_Delete(params);
 	jr_error_free(err);
-	bool exists = cJSON_IsTrue(cJSON_GetObjectItem(answer, "exists"));
+	/* Refused unless the jail said plainly that there is no such file. */
+	const cJSON *exists = cJSON_GetObjectItem(answer, "exists");
+	bool refuse = !cJSON_IsFalse(exists);
 	cJSON_Delete(answer);
-	return exists;
+	return refuse;
 }
 
 static void file_method(struct server *s, const cJSON *id, const char *method, const cJSON *params)
@@ -583,42 +592,79 @@ static const char *arg(const cJSON *args, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+#define EDIT_MAX_BYTES (64u << 20)
+
+/* The file's exact bytes, or NULL after an isError reply: an edit never
+ * writes back less than it read, nor text that was not there (a file cut
+ * at a size limit, NULs or invalid UTF-8 "repaired" into U+FFFD). */
+static char *edit_read(struct server *s, const cJSON *id, const char *path, size_t *len)
+{
+	cJSON *params = cJSON_CreateObject();
+	cJSON_AddStringToObject(params, "path", path);
+	cJSON_AddStringToObject(params, "encoding", "base64");
+	cJSON_AddNumberToObject(params, "maxBytes", EDIT_MAX_BYTES);
+	cJSON *answer = tool_file_call(s, id, "readFile", params);
+	cJSON_Delete(params);
+	if (!answer)
+		return NULL;
+	const cJSON *b64 = cJSON_GetObjectItem(answer, "contentBase64");
+	unsigned char *bytes = NULL;
+	char msg[600] = "";
+	if (cJSON_IsTrue(cJSON_GetObjectItem(answer, "truncated")))
+		snprintf(msg, sizeof(msg), "edit_file %s: larger than %u bytes; not edited", path, EDIT_MAX_BYTES);
+	else if (!cJSON_IsString(b64) || jr_base64_decode(b64->valuestring, &bytes, len) < 0)
+		snprintf(msg, sizeof(msg), "edit_file %s: could not read it", path);
+	cJSON_Delete(answer);
+	if (!*msg) {
+		char *clean = jr_utf8_sanitize((char *)bytes, *len);
+		if (!clean || strlen(clean) != *len || memcmp(clean, bytes, *len))
+			snprintf(msg, sizeof(msg), "edit_file %s: not UTF-8 text (NUL or invalid bytes); not edited", path);
+		free(clean);
+	}
+	if (*msg) {
+		free(bytes);
+		respond_tool(s, id, msg, true);
+		return NULL;
+	}
+	return (char *)bytes;
+}
+
 static void tool_edit(struct server *s, const cJSON *id, const cJSON *args)
 {
 	const char *path = arg(args, "path"), *old = arg(args, "old_string"), *new = arg(args, "new_string");
 	if (!path || !old || !new || !*old)
 		return respond_tool(s, id, "edit_file: path, old_string (non-empty) and new_string are required", true);
-	cJSON *params = cJSON_CreateObject();
-	cJSON_AddStringToObject(params, "path", path);
-	cJSON *answer = tool_file_call(s, id, "readFile", params);
-	cJSON_Delete(params);
-	if (!answer)
+	size_t len = 0, old_len = strlen(old), new_len = strlen(new);
+	_cleanup_free_ char *text = edit_read(s, id, path, &len);
+	if (!text)
 		return;
-	const char *text = cJSON_GetObjectItem(answer, "content")->valuestring;
 	size_t count = 0;
 	const char *at = NULL;
-	for (const char *p = strstr(text, old); p; p = strstr(p + 1, old))
+	for (const char *p = memmem(text, len, old, old_len); p;
+	     p = memmem(p + 1, len - (size_t)(p + 1 - text), old, old_len))
 		if (count++ == 0)
 			at = p;
 	if (count != 1) {
 		char msg[600];
 		snprintf(msg, sizeof(msg), "edit_file %s: old_string occurs %zu times; it must occur exactly once%s",
 			 path, count, count ? " (give more context)" : "");
-		respond_tool(s, id, msg, true);
-		cJSON_Delete(answer);
-		return;
+		return respond_tool(s, id, msg, true);
 	}
-	_cleanup_free_ char *edited = NULL;
-	if (asprintf(&edited, "%.*s%s%s", (int)(at - text), text, new, at + strlen(old)) < 0) {
-		cJSON_Delete(answer);
+	size_t head = (size_t)(at - text), out_len = len - old_len + new_len;
+	_cleanup_free_ char *edited = malloc(out_len + 1);
+	if (!edited)
 		return respond_tool(s, id, "edit_file: out of memory", true);
-	}
-	cJSON_Delete(answer);
+	memcpy(edited, text, head);
+	memcpy(edited + head, new, new_len);
+	memcpy(edited + head + new_len, at + old_len, len - head - old_len);
+	_cleanup_free_ char *b64 = jr_base64_encode((unsigned char *)edited, out_len);
+	if (!b64)
+		return respond_tool(s, id, "edit_file: out of memory", true);
 	remember_read(s, path);
-	params = cJSON_CreateObject();
+	cJSON *params = cJSON_CreateObject();
 	cJSON_AddStringToObject(params, "path", path);
-	cJSON_AddStringToObject(params, "content", edited);
-	answer = tool_file_call(s, id, "writeFile", params);
+	cJSON_AddStringToObject(params, "contentBase64", b64);
+	cJSON *answer = tool_file_call(s, id, "writeFile", params);
 	cJSON_Delete(params);
 	if (answer)
 		respond_tool(s, id, "edited", false);

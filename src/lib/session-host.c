@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -195,6 +196,10 @@ int jr_session_start(const jr_policy_t *policy, const jr_plan_t *plan, const cha
 	char dir[PATH_MAX];
 	if (session_dir(name, dir, sizeof(dir), true, err) < 0)
 		return -1;
+	/* One start at a time: two racing would unlink each other's socket. */
+	_cleanup_close_ int lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lock < 0 || flock(lock, LOCK_EX) < 0)
+		return jr_fail(err, errno, "locking %s", dir);
 	int probe = -1;
 	jr_error_t *ignored = NULL;
 	if (connect_dir(dir, &probe, &ignored) == 0) {
@@ -298,8 +303,12 @@ int jr_session_stop(const char *name, jr_error_t **err)
 			; /* init closes the connection as it exits */
 	}
 	close(fd);
-	for (int i = 0; r == 0 && pid > 0 && i < 500 && kill((pid_t)pid, 0) == 0; i++)
+	for (int i = 0; r == 0 && pid > 0 && i < 500 && kill((pid_t)pid, 0) == 0; i++) {
+		/* A private session's supervisor is our child: reap it, or it
+		 * would stay a zombie that kill() still finds. */
+		waitpid((pid_t)pid, NULL, WNOHANG);
 		usleep(10000);
+	}
 	return r;
 }
 

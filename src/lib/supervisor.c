@@ -215,6 +215,21 @@ static void session_idle_timer(struct supervisor *s)
 	timerfd_settime(s->idle_fd, 0, &t, NULL);
 }
 
+/* Whether pid is in our user namespace: a process in some jail (which,
+ * for a caller that is not root, has the caller's uid) is not, and must
+ * not drive a session that may be less confined than its own jail. */
+static bool same_user_namespace(pid_t pid)
+{
+	char path[64], theirs[64], ours[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	ssize_t a = readlink(path, theirs, sizeof(theirs) - 1);
+	ssize_t b = readlink("/proc/self/ns/user", ours, sizeof(ours) - 1);
+	if (pid <= 0 || a <= 0 || b <= 0)
+		return false;
+	theirs[a] = ours[b] = '\0';
+	return !strcmp(theirs, ours);
+}
+
 /* A client of the session: only the session's own user may talk to it
  * (the directory's mode says so too; this holds even if it did not). */
 static void session_accept(struct supervisor *s)
@@ -224,8 +239,9 @@ static void session_accept(struct supervisor *s)
 		return;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
-		say(s, "refused a session client of uid %u", (unsigned)cred.uid);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid() ||
+	    !same_user_namespace(cred.pid)) {
+		say(s, "refused a session client (uid %u, pid %d)", (unsigned)cred.uid, (int)cred.pid);
 		close(fd);
 		return;
 	}
