@@ -4,6 +4,7 @@
 
 #define _GNU_SOURCE 1
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,4 +38,14 @@ int jr_fds_close_except(const int *keep, size_t n_keep, jr_error_t **err)
 			first = last + 1;
 	}
 	return 0;
+}
+
+void jr_stdio_to_devnull(void)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		return;
+	for (int fd = 0; fd < 3; fd++)
+		dup2(null, fd);
+	close(null);
 }

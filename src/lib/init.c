@@ -526,13 +526,7 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 	if (master >= 0)
 		close(jr_steal_fd(&master));
 	/* The command has its stdio; init keeps no handle on the caller's. */
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull >= 0) {
-		dup2(devnull, 0);
-		dup2(devnull, 1);
-		dup2(devnull, 2);
-		close(devnull);
-	}
+	jr_stdio_to_devnull();
 
 	struct payload_failure failure = { 0 };
 	ssize_t got = read(fail_pipe[0], &failure, sizeof(failure));

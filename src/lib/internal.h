@@ -283,6 +283,9 @@ void jr_placeholders_remove(struct jr_placeholders *ph);
 
 int jr_caps_drop_all(jr_error_t **err);
 int jr_set_no_new_privs(jr_error_t **err);
+/* Points 0, 1 and 2 at /dev/null: a process that must hold none of the
+ * caller's descriptors (init, a session's supervisor). */
+void jr_stdio_to_devnull(void);
 /* Closes every fd >= 3 except those listed. */
 int jr_fds_close_except(const int *keep, size_t n_keep, jr_error_t **err);
 int jr_net_loopback_up(jr_error_t **err);

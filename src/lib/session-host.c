@@ -172,13 +172,7 @@ static void remove_state(const char *dir)
 __attribute__((noreturn)) static void run_session(const jr_plan_t *plan, struct jr_session_info *info,
 						  const char *dir, int listen_fd, int ready_fd)
 {
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		close(null);
-	}
+	jr_stdio_to_devnull();
 	signal(SIGHUP, SIG_IGN);
 	write_info(dir, info, plan);
 	jr_error_t *err = NULL;

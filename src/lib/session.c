@@ -346,13 +346,7 @@ __attribute__((noreturn)) void jr_session_serve(const struct jr_init_ctx *ctx, i
 	s.signal_fd = signal_fd;
 	s.ruleset = ruleset;
 	/* Commands' stdio is the clients'; init holds none of the caller's. */
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull >= 0) {
-		dup2(devnull, 0);
-		dup2(devnull, 1);
-		dup2(devnull, 2);
-		close(devnull);
-	}
+	jr_stdio_to_devnull();
 	jr_msg_send(ctx->ctl, &(struct jr_msg){ .type = JR_MSG_READY }, -1, NULL);
 	for (;;) {
 		struct pollfd pfd[MAX_CLIENTS + 2];
