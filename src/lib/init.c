@@ -444,6 +444,7 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 		_exit(JR_EXIT_FAILURE);
 	if (jr_msg_recv(caller_ctx->ctl, &go, NULL, &err) <= 0 || go.type != JR_MSG_GO)
 		_exit(JR_EXIT_FAILURE);
+	uint64_t t_go = jr_now_us();
 
 	struct jr_init_ctx own = *caller_ctx;
 	const struct jr_init_ctx *ctx = &own;
@@ -476,6 +477,7 @@ void jr_init_main(const struct jr_init_ctx *caller_ctx)
 		init_fail(ctx->ctl, err);
 	}
 
+	log_step(ctx, "released: own copies, signals", t_go);
 	build_jail(ctx);
 	/* Built here, in the jail's root, so the rules name the jail's paths. */
 	_cleanup_close_ int ruleset = -1;
