@@ -563,14 +563,18 @@ static int run_in_session(struct cli *cli, jr_policy_t *policy, char **argv)
 {
 	jr_error_t *err = NULL;
 	jr_plan_t *plan = NULL;
-	if (build_policy(cli, policy, &err) < 0 || jr_compile(policy, NULL, &plan, &err) < 0)
+	if (build_policy(cli, policy, &err) < 0)
 		return fail(err);
+	/* A running session needs only the policy's digest and environment;
+	 * the plan is compiled when the session has to be started. */
 	int probe;
 	if (jr_session_connect(cli->session, &probe, &err) == 0) {
 		close(probe);
 	} else {
 		jr_error_free(err);
 		err = NULL;
+		if (jr_compile(policy, NULL, &plan, &err) < 0)
+			return fail(err);
 		struct jr_session_options opts = { .idle_s = cli->idle_s };
 		if (jr_session_start(policy, plan, cli->session, &opts, &err) < 0 &&
 		    err->errnum != EEXIST) {

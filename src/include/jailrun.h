@@ -180,8 +180,9 @@ int jr_session_stop(const char *name, jr_error_t **err);
 int jr_session_list(jr_line_fn fn, void *userdata, jr_error_t **err);
 /* Runs argv in session NAME with the caller's stdin, stdout and stderr
  * (a terminal among them is relayed through a pipe) and waits for it,
- * with plan's environment.  policy must be the session's (its digest is
- * checked). */
+ * with plan's environment, or (plan NULL) the caller's environment as
+ * policy makes it: a session already running needs no plan compiled.
+ * policy must be the session's (its digest is checked). */
 int jr_session_exec(const char *name, const jr_policy_t *policy, const jr_plan_t *plan,
 		    char *const argv[], const char *cwd, struct jr_result *result, jr_error_t **err);
 

@@ -128,8 +128,9 @@ static int copy_process_settings(struct compiler *c)
 	return 0;
 }
 
-static int resolve_home(struct compiler *c, char *const envp[])
+int jr_home_of(char *const envp[], char **out, jr_error_t **err)
 {
+	*out = NULL;
 	const char *home = jr_env_get(envp, "HOME");
 	if (!home || home[0] != '/') {
 		struct passwd *pw = getpwuid(getuid());
@@ -139,13 +140,19 @@ static int resolve_home(struct compiler *c, char *const envp[])
 		return 0; /* no home: nothing to show or hide */
 	char *norm = jr_path_normalize(home);
 	if (!norm)
-		return jr_fail_oom(c->err);
-	if (strcmp(norm, "/") == 0) {
+		return jr_fail_oom(err);
+	if (strcmp(norm, "/") == 0)
 		free(norm);
-		return 0;
-	}
-	c->plan->home = norm;
-	c->x.home = norm;
+	else
+		*out = norm;
+	return 0;
+}
+
+static int resolve_home(struct compiler *c, char *const envp[])
+{
+	if (jr_home_of(envp, &c->plan->home, c->err) < 0)
+		return -1;
+	c->x.home = c->plan->home;
 	return 0;
 }
 

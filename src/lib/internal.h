@@ -33,6 +33,9 @@ enum jr_env_verdict jr_env_verdict(const jr_policy_t *p, const char *name, size_
 int jr_env_build(const jr_policy_t *p, char *const caller[], const char *home, char ***out,
 		 char ***scrubbed, jr_error_t **err);
 void jr_strv_free(char **v);
+/* The caller's home as the jail shows it ($HOME, else the passwd entry),
+ * normalised; NULL when there is none (or it is "/"). */
+int jr_home_of(char *const envp[], char **out, jr_error_t **err);
 
 /* ---- plan (compile.c) ------------------------------------------------ */
 

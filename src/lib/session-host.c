@@ -32,6 +32,8 @@
 #include "cleanup.h"
 #include "internal.h"
 
+extern char **environ;
+
 static bool name_valid(const char *name)
 {
 	size_t n = strlen(name);
@@ -450,8 +452,16 @@ int jr_session_exec(const char *name, const jr_policy_t *policy, const jr_plan_t
 		stdio[i] = theirs[i] = i == 0 ? p[0] : p[1];
 		relays[n_relays++] = i == 0 ? (struct relay){ 0, p[1] } : (struct relay){ p[0], i };
 	}
+	char **envp = NULL, **scrubbed = NULL, *home = NULL;
+	if (r == 0 && !plan &&
+	    (jr_home_of(environ, &home, err) < 0 ||
+	     jr_env_build(policy, environ, home, &envp, &scrubbed, err) < 0))
+		r = -1;
 	if (r == 0)
-		r = jr_session_exec_send(fd, digest, argv, plan->envp, cwd, stdio, err);
+		r = jr_session_exec_send(fd, digest, argv, plan ? plan->envp : envp, cwd, stdio, err);
+	jr_strv_free(envp);
+	jr_strv_free(scrubbed);
+	free(home);
 	for (int i = 0; i < 3; i++)
 		if (theirs[i] >= 0)
 			close(theirs[i]);
