@@ -136,8 +136,8 @@ static void usage(FILE *out)
 	      "\n"
 	      "Each override is one policy line appended after the policy, in the order\n"
 	      "given (--ro P is 'ro P').  Exit status: COMMAND's own; 128+N if it died of\n"
-	      "signal N; 125 if jailrun failed; 126 if COMMAND is not executable; 127 if\n"
-	      "it was not found.\n",
+	      "signal N; 124 if the time limit ended it; 125 if jailrun failed; 126 if\n"
+	      "COMMAND is not executable; 127 if it was not found.\n",
 	      out);
 }
 
