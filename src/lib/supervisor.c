@@ -55,7 +55,8 @@ struct supervisor {
 	int timer_fd;      /* limit time: first the limit, then the grace */
 	struct jr_cgroup cgroup;
 	struct jr_output output;  /* limit output: stdout/stderr relayed and capped */
-	int notify_fd;            /* the seccomp listener, when denials are counted */
+	int notify_fd;            /* the seccomp listener while anything can still be denied */
+	bool denials_counted;     /* the listener was handed over */
 	struct jr_denials denials;
 	const char *step;         /* what is being done, for a failure's report */
 	/* A session: requests come through listen_fd instead of one command. */
@@ -306,8 +307,9 @@ static int handle_ctl(struct supervisor *s, jr_error_t **err)
 		session_idle_timer(s);
 		break;
 	case JR_MSG_NOTIFY:
-		if (fd >= 0 && s->notify_fd < 0) {
+		if (fd >= 0 && s->notify_fd < 0 && !s->denials_counted) {
 			s->notify_fd = fd;
+			s->denials_counted = true;
 			fd = -1;
 			say(s, "seccomp listener in place: denials are counted");
 		}
@@ -463,8 +465,11 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 		if (notify_at >= 0 && pfd[notify_at].revents) {
 			if (pfd[notify_at].revents & POLLIN)
 				jr_denials_handle(&s->denials, s->notify_fd, &s->plan->seccomp.policy);
-			else if (pfd[notify_at].revents & (POLLHUP | POLLERR))
-				pfd[notify_at].fd = -1; /* every filtered process is gone */
+			else if (pfd[notify_at].revents & (POLLHUP | POLLERR)) {
+				/* Every filtered process is gone: stop polling it. */
+				close(s->notify_fd);
+				s->notify_fd = -1;
+			}
 		}
 		jr_output_handle(&s->output, &pfd[first_out], first_pty - first_out);
 		jr_pty_relay_handle(&s->pty, &pfd[first_pty], n - first_pty);
@@ -494,7 +499,7 @@ static void fill_accounting(struct supervisor *s, struct jr_result *res)
 	jr_cgroup_peaks(&s->cgroup, &res->memory_peak, &res->pids_peak);
 	res->output_bytes = s->output.budget.counting ? (int64_t)s->output.budget.produced : -1;
 	res->truncated = s->output.budget.truncated;
-	res->denials_counted = s->notify_fd >= 0;
+	res->denials_counted = s->denials_counted;
 	if (jr_denials_export(&s->denials, &res->denials, &res->n_denials) < 0)
 		res->denials_counted = false;
 }
