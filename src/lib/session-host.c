@@ -189,6 +189,13 @@ int jr_session_start(const jr_policy_t *policy, const jr_plan_t *plan, const cha
 {
 	if (plan->landlock_only)
 		return jr_fail(err, 0, "sessions need isolation namespaces");
+	/* Both are per command, and a session's commands do not get them
+	 * (serve's exec has timeoutMs and maxOutputBytes): refused, never a
+	 * time limit that would end the whole session instead. */
+	if (plan->time_ms || plan->output_limited)
+		return jr_fail(err, 0,
+			       "session %s: limit time and limit output are not enforced for a session's commands in this version; use them on one-shot runs, or serve's timeoutMs and maxOutputBytes",
+			       name);
 	char dir[PATH_MAX];
 	if (session_dir(name, dir, sizeof(dir), true, err) < 0)
 		return -1;

@@ -128,6 +128,17 @@ case_session_idle() {
 	jr --session "$n" --stop
 }
 
+case_session_per_command_limits_refused() {
+	n=$(sname limits)
+	jr --session "$n" --timeout 5 --policy strict -- touch "$WS/ran"
+	check_rc 125 "limit time, which a session's commands would not get, is refused"
+	check "nothing ran" test ! -e "$WS/ran"
+	jr --session "$n" -D 'limit output 1K' --policy strict -- touch "$WS/ran"
+	check_rc 125 "so is limit output"
+	jr sessions
+	check "and no session was left started" lacks "$OUT" "$n"
+}
+
 case_session_bad_names() {
 	jr --session ../escape --policy strict -- true
 	check_rc 125 "a name with a slash is refused"
@@ -136,4 +147,5 @@ case_session_bad_names() {
 }
 
 run_cases case_session_persists case_session_secrets_and_policy case_session_other_user \
-	case_session_dies_with_supervisor case_session_idle case_session_bad_names
+	case_session_dies_with_supervisor case_session_idle case_session_per_command_limits_refused \
+	case_session_bad_names
