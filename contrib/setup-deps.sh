@@ -4,8 +4,9 @@
 set -eu
 
 packages="build-essential autoconf automake libtool pkg-config
-libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libcjson-dev libbpf-dev
-libcmocka-dev util-linux procps python3 python3-jsonschema bash git nodejs passt"
+libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libcjson-dev libbpf-dev clang
+libcmocka-dev util-linux procps iproute2 python3 python3-jsonschema bash git nodejs passt
+curl openssl socat"
 
 missing=
 for p in $packages; do

@@ -23,6 +23,7 @@ enum {
 	OPT_MASK,
 	OPT_HOSTNAME,
 	OPT_NET,
+	OPT_RESOLVE,
 	OPT_ENV,
 	OPT_KEEP_ENV,
 	OPT_KEEP_FD,
@@ -55,6 +56,7 @@ static const struct option long_options[] = {
 	{ "mask", required_argument, NULL, OPT_MASK },
 	{ "hostname", required_argument, NULL, OPT_HOSTNAME },
 	{ "net", required_argument, NULL, OPT_NET },
+	{ "resolve", required_argument, NULL, OPT_RESOLVE },
 	{ "env", required_argument, NULL, OPT_ENV },
 	{ "keep-env", required_argument, NULL, OPT_KEEP_ENV },
 	{ "keep-fd", required_argument, NULL, OPT_KEEP_FD },
@@ -101,8 +103,12 @@ static void usage(FILE *out)
 	      "      --mask PATH         hide PATH behind an empty read-only file or directory\n"
 	      "      --hostname NAME     hostname inside (default: jailrun)\n"
 	      "      --net MODE          network: none (own namespace, lo only), host (the\n"
-	      "                          host's; TCP ports as allow connect/bind say) or\n"
-	      "                          pasta (own namespace, user-mode networking)\n"
+	      "                          host's; TCP ports as allow connect/bind say), proxy\n"
+	      "                          (own namespace; jailrun's egress proxy lets through\n"
+	      "                          what allow host/cidr say) or pasta (own namespace,\n"
+	      "                          user-mode networking)\n"
+	      "      --resolve NAME:ADDR the egress proxy's answer for NAME (repeatable;\n"
+	      "                          internal addresses still need allow cidr)\n"
 	      "      --isolation MODE    namespaces (default) or landlock: no namespaces,\n"
 	      "                          Landlock and seccomp alone (where user namespaces\n"
 	      "                          are unavailable; refuses what it cannot enforce)\n"
@@ -224,6 +230,8 @@ static int parse_option(struct cli *cli, int opt, const char *arg)
 		return add_override(cli, "hostname", arg);
 	case OPT_NET:
 		return add_override(cli, "net", arg);
+	case OPT_RESOLVE:
+		return add_override(cli, "resolve", arg);
 	case OPT_ISOLATION:
 		return add_override(cli, "isolation", arg);
 	case OPT_TIMEOUT:

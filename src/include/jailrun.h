@@ -129,6 +129,14 @@ struct jr_denial {
 	unsigned long count;
 };
 
+/* A connection the egress proxy or the kernel CIDR filter refused. */
+struct jr_net_denial {
+	char *host;   /* the name or address asked for */
+	uint16_t port;
+	char *rule;   /* why: the clause that refused it, or that none allowed it */
+	unsigned long count;
+};
+
 struct jr_result {
 	int exit_code; /* the command's exit code when it exited, else -1 */
 	int signal;    /* the signal that killed it, else 0 */
@@ -147,6 +155,8 @@ struct jr_result {
 	bool denials_counted;  /* count_denials asked and the listener was in place */
 	struct jr_denial *denials; /* most frequent first; free with jr_result_release */
 	size_t n_denials;
+	struct jr_net_denial *net_denials; /* most frequent first, whether or not counted */
+	size_t n_net_denials;
 	const char *failed_step; /* when jr_run returns -1: "enforcement", "setup" or "supervise" */
 };
 

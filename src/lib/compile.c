@@ -706,7 +706,9 @@ static unsigned seccomp_extras(const jr_policy_t *p, jr_plan_t *plan)
 	if ((plan->setid_guard = needs_setid_guard(plan)))
 		extras |= JR_SC_EXTRA_SETID;
 	if (plan->landlock_only)
-		extras |= JR_SC_EXTRA_LANDLOCK_ONLY | (p->net == JR_NET_NONE ? JR_SC_EXTRA_NO_IP : 0);
+		/* No namespace of its own for the proxy: nothing reachable. */
+		extras |= JR_SC_EXTRA_LANDLOCK_ONLY |
+			  (p->net == JR_NET_NONE || p->net == JR_NET_PROXY ? JR_SC_EXTRA_NO_IP : 0);
 	if (plan->exec_narrowed)
 		extras |= JR_SC_EXTRA_NO_MEMFD_EXEC;
 	return extras;
@@ -721,6 +723,10 @@ static int check_isolation(struct compiler *c)
 	plan->landlock_only = c->p->isolation == JR_ISO_LANDLOCK;
 	plan->net_host = c->p->net == JR_NET_HOST;
 	plan->net_pasta = c->p->net == JR_NET_PASTA;
+	plan->net_proxy = c->p->net == JR_NET_PROXY && !plan->landlock_only;
+	if (jr_egress_build(c->p, &plan->egress, c->err) < 0)
+		return -1;
+	plan->egress_bpf = plan->net_host && plan->egress.n_cidrs && jr_egress_bpf_usable(NULL, 0);
 	if (!plan->landlock_only)
 		return 0;
 	if (getuid() == 0)
@@ -808,6 +814,7 @@ void jr_plan_free(jr_plan_t *plan)
 	jr_strv_free(plan->scrubbed);
 	jr_seccomp_free(&plan->seccomp);
 	jr_landlock_plan_free(&plan->landlock);
+	jr_egress_free(&plan->egress);
 	free(plan);
 }
 

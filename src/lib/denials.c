@@ -122,3 +122,83 @@ void jr_denials_free(struct jr_denials *d)
 	free(d->v);
 	memset(d, 0, sizeof(*d));
 }
+
+/* ---- refused connections (the egress proxy, the kernel CIDR filter) -- */
+
+#define NET_DENIALS_MAX 1024
+#define NET_DENIALS_OTHER "(other destinations)"
+
+void jr_net_denials_add(struct jr_net_denials *d, const char *host, uint16_t port,
+			const char *rule, unsigned long count)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		struct jr_net_denial_count *c = &d->v[i];
+		if (c->port == port && !strcmp(c->host, host) && !strcmp(c->rule, rule)) {
+			c->count += count;
+			return;
+		}
+	}
+	/* A jail hammering new names fills the list once; the rest is
+	 * counted together in its last entry, so nothing goes missing. */
+	if (d->n >= NET_DENIALS_MAX - 1 && strcmp(host, NET_DENIALS_OTHER)) {
+		jr_net_denials_add(d, NET_DENIALS_OTHER, 0, "more distinct refusals than the report lists",
+				   count);
+		return;
+	}
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 8;
+		struct jr_net_denial_count *v = realloc(d->v, cap * sizeof(*v));
+		if (!v)
+			return;
+		d->v = v;
+		d->cap = cap;
+	}
+	struct jr_net_denial_count *c = &d->v[d->n++];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->host, sizeof(c->host), "%s", host);
+	snprintf(c->rule, sizeof(c->rule), "%s", rule);
+	c->port = port;
+	c->count = count;
+}
+
+static int net_by_count(const void *a, const void *b)
+{
+	const struct jr_net_denial *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	int c = strcmp(x->host, y->host);
+	return c ? c : (int)x->port - (int)y->port;
+}
+
+int jr_net_denials_export(const struct jr_net_denials *d, struct jr_net_denial **out, size_t *n_out)
+{
+	*out = NULL;
+	*n_out = 0;
+	if (!d->n)
+		return 0;
+	struct jr_net_denial *v = calloc(d->n, sizeof(*v));
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < d->n; i++) {
+		v[i] = (struct jr_net_denial){ .host = strdup(d->v[i].host), .port = d->v[i].port,
+					       .rule = strdup(d->v[i].rule), .count = d->v[i].count };
+		if (!v[i].host || !v[i].rule) {
+			for (size_t k = 0; k <= i; k++) {
+				free(v[k].host);
+				free(v[k].rule);
+			}
+			free(v);
+			return -1;
+		}
+	}
+	qsort(v, d->n, sizeof(*v), net_by_count);
+	*out = v;
+	*n_out = d->n;
+	return 0;
+}
+
+void jr_net_denials_free(struct jr_net_denials *d)
+{
+	free(d->v);
+	memset(d, 0, sizeof(*d));
+}

@@ -136,6 +136,16 @@ static void check_pasta(jr_line_fn fn, void *ud)
 	jr_emitf(fn, ud, "pasta                not installed: net pasta is refused (fix: apt-get install passt)");
 }
 
+/* What net host with allow cidr needs: without it such a policy is refused. */
+static void check_egress_bpf(jr_line_fn fn, void *ud)
+{
+	char why[300];
+	if (jr_egress_bpf_usable(why, sizeof(why)))
+		jr_emitf(fn, ud, "kernel CIDR filter   ok: net host with allow cidr is enforced by cgroup BPF programs (libbpf)");
+	else
+		jr_emitf(fn, ud, "kernel CIDR filter   not usable: %s; net host with allow cidr is refused (net proxy enforces allow cidr without it)", why);
+}
+
 int jr_doctor(jr_line_fn fn, void *ud)
 {
 	struct utsname u;
@@ -147,6 +157,7 @@ int jr_doctor(jr_line_fn fn, void *ud)
 	bool sc = check_seccomp(fn, ud);
 	check_cgroups(fn, ud);
 	check_pasta(fn, ud);
+	check_egress_bpf(fn, ud);
 	if (ns && sc) {
 		jr_emitf(fn, ud, "verdict              the full jail works here");
 		return 0;

@@ -172,6 +172,27 @@ int jr_env_build(const jr_policy_t *p, char *const caller[], const char *home, c
 		if (!copy || push(&v, &n, copy) < 0)
 			goto oom;
 	}
+	/* net proxy: the proxy is the only way out; whatever the caller's
+	 * proxy settings say leads nowhere in the jail. */
+	if (p->net == JR_NET_PROXY && p->isolation != JR_ISO_LANDLOCK) {
+		static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+						     "http_proxy", "https_proxy", "all_proxy" };
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			char *var = NULL;
+			drop_name(v, &n, names[i], strlen(names[i]));
+			if (asprintf(&var, "%s=http://127.0.0.1:%d", names[i], JR_PROXY_PORT) < 0 ||
+			    push(&v, &n, var) < 0)
+				goto oom;
+		}
+		static const char *const direct[] = { "NO_PROXY=localhost,127.0.0.1,::1",
+						      "no_proxy=localhost,127.0.0.1,::1" };
+		for (size_t i = 0; i < 2; i++) {
+			char *var = strdup(direct[i]);
+			drop_name(v, &n, direct[i], strcspn(direct[i], "="));
+			if (!var || push(&v, &n, var) < 0)
+				goto oom;
+		}
+	}
 	/* Tools need $HOME; the jail has one even when the caller had none set. */
 	if (home && p->env != JR_ENV_CLEAR && !jr_env_get(v, "HOME")) {
 		char *h = NULL;

@@ -42,6 +42,12 @@ static bool adds_entries(const char *text, int skip)
 
 static const char *const not_yet = "not implemented in this version";
 
+static const char *net_mode_name(enum jr_net_mode m)
+{
+	static const char *const names[] = { "none", "host", "proxy", "pasta" };
+	return names[m];
+}
+
 /* Landlock-only isolation: the clauses it enforces differently, or not
  * at all (then refused unless landlock best-effort).  Returns -1 for a
  * clause assessed as in namespace isolation. */
@@ -80,9 +86,17 @@ static int assess_landlock_only(const jr_policy_t *p, const jr_plan_t *plan,
 		snprintf(mech, size, "a private directory made for the run (HOME points there), granted by Landlock");
 		return 1;
 	case JR_CL_NET:
-		if (p->net != JR_NET_NONE)
+		if (p->net != JR_NET_NONE && p->net != JR_NET_PROXY)
 			return -1;
-		snprintf(mech, size, "seccomp refuses IP and packet sockets%s", plan->landlock.scoped ? "; Landlock scopes abstract unix sockets" : "");
+		snprintf(mech, size, "%sseccomp refuses IP and packet sockets%s",
+			 p->net == JR_NET_PROXY ? "no network namespace for the egress proxy, so nothing is reachable (stricter than asked): " : "",
+			 plan->landlock.scoped ? "; Landlock scopes abstract unix sockets" : "");
+		return 1;
+	case JR_CL_ALLOW:
+	case JR_CL_RESOLVE:
+		if (p->net != JR_NET_PROXY)
+			return -1;
+		snprintf(mech, size, "nothing to allow: without a network namespace the egress proxy cannot run, so IP sockets are refused");
 		return 1;
 	case JR_CL_HOSTNAME:
 		why = "the hostname needs a UTS namespace, which this mode does not make";
@@ -100,6 +114,63 @@ static int assess_landlock_only(const jr_policy_t *p, const jr_plan_t *plan,
 	snprintf(mech, size, "isolation landlock: %s%s", why,
 		 p->landlock_best_effort ? " (dropped: best-effort)" : "");
 	return p->landlock_best_effort;
+}
+
+/* allow host|cidr|connect|bind: which network mode enforces which. */
+static bool assess_allow(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_clause *cl,
+			 const char *kind, char *mech, size_t size)
+{
+	if (!adds_entries(cl->text, 2)) {
+		snprintf(mech, size, "removes entries only");
+		return true;
+	}
+	if (p->net == JR_NET_NONE) {
+		snprintf(mech, size, "nothing to allow: the network is off (net none)");
+		return true;
+	}
+	bool ports = !strcmp(kind, "connect") || !strcmp(kind, "bind");
+	if (ports) {
+		if (p->net != JR_NET_HOST) {
+			snprintf(mech, size, "allow %s limits TCP ports under net host only (Landlock); use allow host or allow cidr with net proxy", kind);
+			return false;
+		}
+		if (plan->landlock.abi >= 4) {
+			snprintf(mech, size, "Landlock (ABI 4): TCP %s only to the listed ports, every other port refused", kind);
+			return true;
+		}
+		snprintf(mech, size, "TCP port rules need Landlock ABI 4; this kernel has %d", plan->landlock.abi);
+		return false;
+	}
+	bool host = !strcmp(kind, "host");
+	if (p->net == JR_NET_PROXY && !plan->landlock_only) {
+		snprintf(mech, size, host ? "the egress proxy: these names (without a port: plain HTTP on 80 and TLS on 443 whose server name is the name; with one: any TCP to it), resolved by the proxy itself, which dials the address it checked; an internal address is refused unless allow cidr covers it"
+					  : "the egress proxy: these addresses (every port unless one is given), including internal ones");
+		return true;
+	}
+	/* `--net host` given on the command line to a policy written for the
+	 * proxy (default.pol) means the open network the user asked for: the
+	 * file's names served the proxy.  A name listed with the mode, or
+	 * after it on the command line, asks for filtering net host lacks. */
+	if (host && p->net_s.loc.src && !p->net_s.loc.src->path && cl->loc.src && cl->loc.src->path) {
+		snprintf(mech, size, "superseded: the command line's net %s lets every destination through (these names were for the egress proxy)", net_mode_name(p->net));
+		return true;
+	}
+	if (host) {
+		snprintf(mech, size, "only the egress proxy (net proxy) can hold a connection to a name; net %s cannot", net_mode_name(p->net));
+		return false;
+	}
+	if (p->net == JR_NET_HOST && plan->egress_bpf) {
+		snprintf(mech, size, "kernel CIDR filter: cgroup BPF programs (connect4, connect6, sendmsg4, sendmsg6, sock_create) refuse every other destination of every TCP and UDP socket of the jail; other IP sockets (ICMP echo, raw, UDP-Lite, SCTP), whose destinations no hook sees, cannot be made");
+		return true;
+	}
+	if (p->net == JR_NET_HOST) {
+		char why[200];
+		jr_egress_bpf_usable(why, sizeof(why));
+		snprintf(mech, size, "allow cidr under net host needs the kernel CIDR filter: %s", why);
+		return false;
+	}
+	snprintf(mech, size, "net %s has no egress filter for allow cidr; use net proxy", net_mode_name(p->net));
+	return false;
 }
 
 /* Fills *mech; returns whether the clause is in force (or harmless). */
@@ -187,30 +258,20 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 			snprintf(mech, size, "own network namespace connected to the host's network by pasta(1) (user-mode TCP/UDP, started by jailrun outside the jail); loopback services of the host are reached through the gateway address");
 			return true;
 		}
-		snprintf(mech, size, "network mode '%s' is %s (only 'none', 'host' and 'pasta' are)", mode, not_yet);
-		return false;
-	case JR_CL_ALLOW: {
-		if (!adds_entries(cl->text, 2)) {
-			snprintf(mech, size, "removes entries only");
+		if (p->net == JR_NET_PROXY && !plan->landlock_only) {
+			snprintf(mech, size, "own network namespace with only lo; jailrun's egress proxy, outside the jail, serves 127.0.0.1:%d inside (HTTP CONNECT and plain HTTP; HTTP_PROXY and the others point there) and lets through only what allow host and allow cidr say", JR_PROXY_PORT);
 			return true;
 		}
-		bool ports = !strcmp(mode, "connect") || !strcmp(mode, "bind");
-		if (p->net == JR_NET_NONE) {
-			snprintf(mech, size, "nothing to allow: the network is off (net none)");
-			return true;
-		}
-		if (ports && p->net == JR_NET_HOST) {
-			if (plan->landlock.abi >= 4) {
-				snprintf(mech, size, "Landlock (ABI 4): TCP %s only to the listed ports, every other port refused",
-					 mode);
-				return true;
-			}
-			snprintf(mech, size, "TCP port rules need Landlock ABI 4; this kernel has %d", plan->landlock.abi);
-			return false;
-		}
-		snprintf(mech, size, "allow %s (the egress proxy, the BPF CIDR filter) is %s", mode, not_yet);
+		snprintf(mech, size, "net %s needs a network namespace of the jail's own, which isolation landlock does not make", mode);
 		return false;
-	}
+	case JR_CL_ALLOW:
+		return assess_allow(p, plan, cl, mode, mech, size);
+	case JR_CL_RESOLVE:
+		if (p->net == JR_NET_PROXY)
+			snprintf(mech, size, "the egress proxy's answer for the name (its address still obeys the internal-address rule)");
+		else
+			snprintf(mech, size, "nothing to do: only the egress proxy (net proxy) resolves names");
+		return true;
 	case JR_CL_ENV:
 		if ((!strcmp(mode, "inherit") || !strcmp(mode, "clear")) &&
 		    !same_loc(&cl->loc, &p->env_s.loc))

@@ -16,7 +16,7 @@
 
 #define FRAME_MAX (64u << 20)
 
-static int send_all(int sock, const char *buf, size_t len)
+int jr_send_all(int sock, const char *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = send(sock, buf, len, MSG_NOSIGNAL);
@@ -56,7 +56,7 @@ int jr_frame_send_text(int sock, const char *text, const int *fds, size_t n_fds,
 	do
 		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)sizeof(head) || send_all(sock, text, len) < 0)
+	if (n != (ssize_t)sizeof(head) || jr_send_all(sock, text, len) < 0)
 		return jr_fail(err, n < 0 || errno ? errno : EPIPE, "session: sending a message");
 	return 0;
 }

@@ -247,6 +247,13 @@ static void build_jail(const struct jr_init_ctx *ctx)
 	}
 	if (!ctx->plan->net_host && jr_net_loopback_up(&err) < 0)
 		init_fail(ctx->ctl, err);
+	if (ctx->plan->net_proxy) {
+		/* The supervisor's proxy serves it from outside the jail. */
+		int fd = jr_net_proxy_listener(&err);
+		if (fd < 0 || jr_msg_send(ctx->ctl, &(struct jr_msg){ .type = JR_MSG_PROXY }, fd, &err) < 0)
+			init_fail(ctx->ctl, err);
+		close(fd);
+	}
 	log_step(ctx, "hostname and loopback", t);
 }
 

@@ -13,6 +13,7 @@
 #include "error.h"
 
 #include "policy.h"
+#include "values.h"
 
 /* ---- expand.c, env.c ------------------------------------------------- */
 
@@ -97,6 +98,29 @@ struct jr_bpf {
 	unsigned short len;
 };
 
+/* The destinations allow host, allow cidr and resolve permit (egress.c). */
+struct jr_egress_host {
+	struct jr_host_pattern pattern;
+	char *rule; /* "allow host NAME (file:line)", for a refusal's message */
+};
+struct jr_egress_cidr {
+	struct jr_cidr cidr; /* without a port: every port */
+	char *rule;
+};
+struct jr_egress_pin { /* resolve NAME:ADDR (--resolve) */
+	char name[254];
+	int family;
+	unsigned char addr[16];
+};
+struct jr_egress {
+	struct jr_egress_host *hosts;
+	size_t n_hosts;
+	struct jr_egress_cidr *cidrs;
+	size_t n_cidrs;
+	struct jr_egress_pin *pins;
+	size_t n_pins;
+};
+
 /* One policy clause and what enforces it on this host. */
 struct jr_plan_clause {
 	char *where;     /* "file:line:col" */
@@ -126,6 +150,9 @@ struct jr_plan {
 	bool landlock_only; /* isolation landlock: no namespaces */
 	bool net_host;      /* net host: the host's network namespace */
 	bool net_pasta;     /* net pasta: pasta(1) connects the jail's namespace */
+	bool net_proxy;     /* net proxy: own namespace, the egress proxy outside */
+	bool egress_bpf;    /* net host with allow cidr: the kernel CIDR filter */
+	struct jr_egress egress; /* allow host, allow cidr, resolve */
 	bool exec_narrowed; /* exec PATH... in effect: noexec writable trees, no memfd exec */
 	uint64_t time_ms;       /* wall-clock limit, 0 = none */
 	uint64_t kill_after_ms; /* grace between SIGTERM and SIGKILL at the limit */
@@ -240,6 +267,9 @@ void jr_landlock_plan_free(struct jr_landlock_plan *ll);
  * every right (the private directory of Landlock-only isolation). */
 int jr_landlock_ruleset(const struct jr_landlock_plan *ll, const char *extra_rw, int *fd,
 			jr_error_t **err);
+/* The egress proxy's process: read-only system trees, allowed ports. */
+#define JR_PROXY_MAX_PORT_RULES 64
+int jr_landlock_confine_proxy(const struct jr_egress *eg, jr_error_t **err);
 /* In the command's process, after no_new_privs; closes the ruleset. */
 int jr_landlock_restrict(const struct jr_landlock_plan *ll, int ruleset, jr_error_t **err);
 
@@ -259,6 +289,14 @@ bool jr_cgroup_oom_killed(const struct jr_cgroup *cg);
 /* High-water marks of memory (bytes) and pids, -1 where unknown. */
 void jr_cgroup_peaks(const struct jr_cgroup *cg, int64_t *memory, int64_t *pids);
 void jr_cgroup_destroy(struct jr_cgroup *cg);
+/* The pieces egress_bpf.c shares for its cgroup v2 group: the caller's
+ * group (controller NULL: in the v2 hierarchy; "" for the root); writes
+ * value to dir/name; removes the jailrun-PID groups in dir whose jailrun
+ * is gone; rmdir once the jail's last process has left. */
+void jr_cgroup_own(const char *controller, char *out, size_t size);
+int jr_cgroup_write(const char *dir, const char *name, const char *value, jr_error_t **err);
+void jr_cgroup_collect_orphans(const char *dir);
+void jr_cgroup_remove(const char *dir);
 
 /* ---- placeholder.c --------------------------------------------------- */
 
@@ -292,10 +330,83 @@ void jr_stdio_to_devnull(void);
 /* Closes every fd >= 3 except those listed. */
 int jr_fds_close_except(const int *keep, size_t n_keep, jr_error_t **err);
 int jr_net_loopback_up(jr_error_t **err);
+/* net proxy, in the jail's namespace: 127.0.0.1:JR_PROXY_PORT, listening. */
+int jr_net_proxy_listener(jr_error_t **err);
 /* pasta.c: net pasta. */
 const char *jr_pasta_path(void);
 int jr_pasta_start(pid_t target, pid_t *pasta_pid, jr_error_t **err);
 void jr_pasta_stop(pid_t pasta_pid);
+
+/* ---- egress.c: the destinations allow host/cidr and resolve permit ---- */
+
+/* Whether entry i of a list is in effect (no later !VALUE removed it). */
+bool jr_str_entry_in_effect(const struct jr_str_list *l, size_t i);
+int jr_egress_build(const jr_policy_t *p, struct jr_egress *eg, jr_error_t **err);
+void jr_egress_free(struct jr_egress *eg);
+bool jr_parse_pin(const char *text, struct jr_egress_pin *out);
+bool jr_egress_normalize_name(const char *in, char *out, size_t size);
+/* The first rule that lets name:port (or addr:port) through, or -1.  A
+ * host rule without a port allows 443, and 80 unless for a raw tunnel
+ * (CONNECT); a cidr rule without a port every port. */
+int jr_egress_match_host(const struct jr_egress *eg, const char *name, uint16_t port, bool tunnel);
+/* Whether some allow host rule names name, whatever its port. */
+bool jr_egress_name_listed(const struct jr_egress *eg, const char *name);
+int jr_egress_match_cidr(const struct jr_egress *eg, int family, const unsigned char *addr,
+			 uint16_t port);
+/* Loopback, private, link-local, multicast, reserved: never reached
+ * through an allowed name unless a cidr rule covers the address. */
+bool jr_egress_addr_internal(int family, const unsigned char *addr);
+void jr_egress_canonical_addr(int *family, unsigned char addr[16]);
+const struct jr_egress_pin *jr_egress_pinned(const struct jr_egress *eg, const char *name);
+void jr_egress_format_addr(int family, const unsigned char *addr, char *out, size_t size);
+
+/* Refused connections, counted by destination and rule (denials.c). */
+struct jr_net_denial_count {
+	char host[256];
+	uint16_t port;
+	char rule[160];
+	unsigned long count;
+};
+struct jr_net_denials {
+	struct jr_net_denial_count *v;
+	size_t n, cap;
+};
+void jr_net_denials_add(struct jr_net_denials *d, const char *host, uint16_t port,
+			const char *rule, unsigned long count);
+int jr_net_denials_export(const struct jr_net_denials *d, struct jr_net_denial **out, size_t *n);
+void jr_net_denials_free(struct jr_net_denials *d);
+
+/* ---- proxy.c: net proxy, outside the jail ---------------------------- */
+
+#define JR_PROXY_PORT 3128 /* on the jail's own 127.0.0.1 */
+
+/* Forks the proxy process serving listen_fd (a listening TCP socket in
+ * the jail's namespace), as ids' outside id when the caller is root.  Its refusals and log lines (one for each
+ * connection let through too, with log_allowed) arrive on *report_fd
+ * as datagrams for jr_proxy_read_report. */
+struct jr_ids;
+int jr_proxy_start(const struct jr_plan *plan, const struct jr_ids *ids, int listen_fd,
+		   bool log_allowed, pid_t *pid, int *report_fd, jr_error_t **err);
+/* One datagram from the proxy: a refusal is counted, a log line is
+ * returned in line (empty otherwise).  1 when one was read, -1 when none
+ * is waiting, 0 at end of stream. */
+int jr_proxy_read_report(int report_fd, struct jr_net_denials *d, char *line, size_t size);
+void jr_proxy_stop(pid_t pid);
+
+/* ---- egress_bpf.c: the kernel CIDR filter for net host (libbpf) ------- */
+
+struct jr_egress_bpf;
+/* Whether this build and this process can attach cgroup connect/sendmsg
+ * programs; why not, in why. */
+bool jr_egress_bpf_usable(char *why, size_t size);
+/* Loads the programs with eg's cidr rules and attaches them to a new
+ * cgroup (v2) of the run's own. */
+int jr_egress_bpf_start(const struct jr_egress *eg, struct jr_egress_bpf **out, jr_error_t **err);
+/* Moves pid (init, before it is released) into that cgroup. */
+int jr_egress_bpf_attach(struct jr_egress_bpf *bpf, pid_t pid, jr_error_t **err);
+/* Adds the refusals the programs counted. */
+void jr_egress_bpf_collect(struct jr_egress_bpf *bpf, struct jr_net_denials *d);
+void jr_egress_bpf_stop(struct jr_egress_bpf *bpf);
 
 /* ---- channel.c: supervisor <-> init messages ------------------------- */
 
@@ -310,6 +421,7 @@ enum jr_msg_type {
 	JR_MSG_CLIENT,  /* supervisor -> init: a session client's connection (fd attached) */
 	JR_MSG_READY,   /* init -> supervisor: the session serves requests */
 	JR_MSG_ACTIVE,  /* init -> supervisor: wait_status holds how many requests run */
+	JR_MSG_PROXY,   /* init -> supervisor: the proxy's listening socket (fd attached) */
 };
 
 #define JR_GO_COUNT_DENIALS 1u /* hand the supervisor a seccomp listener */
@@ -377,6 +489,8 @@ __attribute__((noreturn)) void jr_session_serve(const struct jr_init_ctx *ctx, i
 						int ruleset);
 
 /* frame.c: length-prefixed JSON with descriptors. */
+/* All of buf to a stream socket (MSG_NOSIGNAL, EINTR retried); -1 if not. */
+int jr_send_all(int sock, const char *buf, size_t len);
 #define JR_FRAME_MAX_FDS 3
 struct cJSON;
 int jr_frame_send(int sock, const struct cJSON *msg, const int *fds, size_t n_fds, jr_error_t **err);

@@ -425,3 +425,83 @@ int jr_landlock_restrict(const struct jr_landlock_plan *ll, int ruleset, jr_erro
 	close(ruleset);
 	return 0;
 }
+
+/* The egress proxy's own confinement (it parses what the jail sends):
+ * read-only access to what name resolution reads, no other file access,
+ * no signals or abstract sockets outside its domain, and, where the kernel
+ * has Landlock's TCP rules and every rule names its ports, TCP connect to
+ * those ports (and 53, DNS over TCP) only.  A kernel without Landlock
+ * leaves it with no_new_privs alone: this is depth, not a policy clause. */
+static int proxy_connect_ports(const struct jr_egress *eg, struct jr_landlock_plan *ll,
+			       jr_error_t **err)
+{
+	uint16_t want[2 * JR_PROXY_MAX_PORT_RULES + 3];
+	size_t n = 0;
+	want[n++] = 53;
+	for (size_t i = 0; i < eg->n_cidrs; i++) {
+		if (!eg->cidrs[i].cidr.has_port)
+			return 0; /* every port: nothing to narrow */
+		if (n < sizeof(want) / sizeof(want[0]))
+			want[n++] = eg->cidrs[i].cidr.port;
+	}
+	for (size_t i = 0; i < eg->n_hosts; i++) {
+		const struct jr_host_pattern *h = &eg->hosts[i].pattern;
+		if (n + 2 > sizeof(want) / sizeof(want[0]))
+			return 0; /* too many to list: left wide */
+		if (h->has_port) {
+			want[n++] = h->port;
+		} else {
+			want[n++] = 80;
+			want[n++] = 443;
+		}
+	}
+	if (eg->n_cidrs + eg->n_hosts > JR_PROXY_MAX_PORT_RULES)
+		return 0;
+	if (!(ll->connect_ports = calloc(n, sizeof(uint16_t))))
+		return jr_fail_oom(err);
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < ll->n_connect; j++)
+			seen |= ll->connect_ports[j] == want[i];
+		if (!seen)
+			ll->connect_ports[ll->n_connect++] = want[i];
+	}
+	ll->handled_net = LANDLOCK_ACCESS_NET_CONNECT_TCP | LANDLOCK_ACCESS_NET_BIND_TCP;
+	return 0;
+}
+
+int jr_landlock_confine_proxy(const struct jr_egress *eg, jr_error_t **err)
+{
+	/* What getaddrinfo reads (the NSS modules it loads included), and
+	 * nothing of /etc or /run beyond it: no shadow, no secrets. */
+	static const char *const readable[] = {
+		"/etc/resolv.conf", "/etc/hosts",	 "/etc/nsswitch.conf", "/etc/gai.conf",
+		"/etc/host.conf",   "/etc/ld.so.cache", "/etc/services",	    "/etc/protocols",
+		"/usr",		    "/lib",		 "/lib64",		    "/run/systemd/resolve",
+	};
+	if (jr_set_no_new_privs(err) < 0)
+		return -1;
+	struct jr_landlock_plan ll = { .abi = jr_landlock_abi() };
+	if (!ll.abi)
+		return 0;
+	ll.enabled = true;
+	ll.handled_fs = handled_fs(ll.abi);
+	if (ll.abi >= 6)
+		ll.scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL;
+	int r = -1, ruleset = -1;
+	for (size_t i = 0; i < sizeof(readable) / sizeof(readable[0]); i++)
+		if (add_rule(&ll, readable[i], FS_READ, err) < 0)
+			goto out;
+	if (ll.abi >= 4 && proxy_connect_ports(eg, &ll, err) < 0)
+		goto out;
+	if (jr_landlock_ruleset(&ll, NULL, &ruleset, err) < 0 ||
+	    jr_landlock_restrict(&ll, ruleset, err) < 0)
+		goto out;
+	ruleset = -1;
+	r = 0;
+out:
+	if (ruleset >= 0)
+		close(ruleset);
+	jr_landlock_plan_free(&ll);
+	return r;
+}

@@ -61,7 +61,7 @@ void jr_limits_plan(const jr_policy_t *p, jr_plan_t *plan)
 
 /* ---- cgroup v1, one group per controller per run ------------------- */
 
-static int write_file(const char *dir, const char *name, const char *value, jr_error_t **err)
+int jr_cgroup_write(const char *dir, const char *name, const char *value, jr_error_t **err)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -78,8 +78,9 @@ static int write_file(const char *dir, const char *name, const char *value, jr_e
 
 /* The caller's own group in a v1 hierarchy ("" for the root): the run's
  * group goes beneath it, so the caller's own limits still hold for the
- * jail (a group at the root would let a memory-limited caller out). */
-static void own_group(const char *controller, char *out, size_t size)
+ * jail (a group at the root would let a memory-limited caller out).
+ * With controller NULL, the group in the v2 hierarchy ("0::PATH"). */
+void jr_cgroup_own(const char *controller, char *out, size_t size)
 {
 	out[0] = '\0';
 	FILE *f = fopen("/proc/self/cgroup", "re");
@@ -92,7 +93,13 @@ static void own_group(const char *controller, char *out, size_t size)
 			continue;
 		*path++ = '\0';
 		path[strcspn(path, "\n")] = '\0';
-		for (char *c = strtok(list + 1, ","); c; c = strtok(NULL, ","))
+		if (!controller) {
+			if (line[0] == '0' && list == line + 1 && !list[1] && strcmp(path, "/"))
+				snprintf(out, size, "%s", path);
+			continue;
+		}
+		char *save = NULL;
+		for (char *c = strtok_r(list + 1, ",", &save); c; c = strtok_r(NULL, ",", &save))
 			if (!strcmp(c, controller) && strcmp(path, "/"))
 				snprintf(out, size, "%s", path);
 	}
@@ -102,7 +109,7 @@ static void own_group(const char *controller, char *out, size_t size)
 static int make_group(struct jr_cgroup *cg, const char *controller, jr_error_t **err)
 {
 	char *dir = cg->dirs[cg->n], own[200];
-	own_group(controller, own, sizeof(own));
+	jr_cgroup_own(controller, own, sizeof(own));
 	snprintf(dir, sizeof(cg->dirs[0]), CGROUP_V1 "/%s%s/jailrun-%d", controller, own, (int)getpid());
 	if (mkdir(dir, 0755) < 0)
 		return jr_fail(err, errno, "cgroup: mkdir %s", dir);
@@ -111,14 +118,10 @@ static int make_group(struct jr_cgroup *cg, const char *controller, jr_error_t *
 }
 
 /* Groups of runs whose jailrun was killed (SIGKILL leaves no time to
- * clean up): once that jailrun is gone, its empty groups are removed. */
-static void own_group(const char *controller, char *out, size_t size);
-
-static void collect_orphans(const char *controller)
+ * clean up): once that jailrun is gone, its empty groups are removed.
+ * The names are jailrun-PID, or jailrun-PID-N (egress_bpf.c). */
+void jr_cgroup_collect_orphans(const char *dir)
 {
-	char dir[400], own[200];
-	own_group(controller, own, sizeof(own));
-	snprintf(dir, sizeof(dir), CGROUP_V1 "/%s%s", controller, own);
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
@@ -132,6 +135,14 @@ static void collect_orphans(const char *controller)
 			rmdir(path); /* fails, harmlessly, while a process is still in it */
 	}
 	closedir(d);
+}
+
+static void collect_orphans(const char *controller)
+{
+	char dir[400], own[200];
+	jr_cgroup_own(controller, own, sizeof(own));
+	snprintf(dir, sizeof(dir), CGROUP_V1 "/%s%s", controller, own);
+	jr_cgroup_collect_orphans(dir);
 }
 
 int jr_cgroup_create(const jr_plan_t *plan, struct jr_cgroup *cg, jr_error_t **err)
@@ -149,11 +160,12 @@ int jr_cgroup_create(const jr_plan_t *plan, struct jr_cgroup *cg, jr_error_t **e
 		cg->memory = cg->dirs[cg->n - 1];
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)plan->memory);
 		/* Without swap too, where the kernel accounts it: no escape there. */
-		if (write_file(cg->memory, "memory.limit_in_bytes", v, err) < 0)
+		if (jr_cgroup_write(cg->memory, "memory.limit_in_bytes", v, err) < 0)
 			return -1;
 		char sw[512];
 		snprintf(sw, sizeof(sw), "%s/memory.memsw.limit_in_bytes", cg->memory);
-		if (access(sw, W_OK) == 0 && write_file(cg->memory, "memory.memsw.limit_in_bytes", v, err) < 0)
+		if (access(sw, W_OK) == 0 &&
+		    jr_cgroup_write(cg->memory, "memory.memsw.limit_in_bytes", v, err) < 0)
 			return -1;
 	}
 	if (plan->pids) {
@@ -161,7 +173,7 @@ int jr_cgroup_create(const jr_plan_t *plan, struct jr_cgroup *cg, jr_error_t **e
 			return -1;
 		cg->pids = cg->dirs[cg->n - 1];
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)plan->pids);
-		if (write_file(cg->dirs[cg->n - 1], "pids.max", v, err) < 0)
+		if (jr_cgroup_write(cg->dirs[cg->n - 1], "pids.max", v, err) < 0)
 			return -1;
 	}
 	if (plan->cpu_milli) {
@@ -169,8 +181,8 @@ int jr_cgroup_create(const jr_plan_t *plan, struct jr_cgroup *cg, jr_error_t **e
 			return -1;
 		/* cfs_quota_us per 100 ms period: 1.5 cores = 150000. */
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)plan->cpu_milli * 100);
-		if (write_file(cg->dirs[cg->n - 1], "cpu.cfs_period_us", "100000", err) < 0 ||
-		    write_file(cg->dirs[cg->n - 1], "cpu.cfs_quota_us", v, err) < 0)
+		if (jr_cgroup_write(cg->dirs[cg->n - 1], "cpu.cfs_period_us", "100000", err) < 0 ||
+		    jr_cgroup_write(cg->dirs[cg->n - 1], "cpu.cfs_quota_us", v, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -181,7 +193,7 @@ int jr_cgroup_attach(struct jr_cgroup *cg, pid_t pid, jr_error_t **err)
 	char v[32];
 	snprintf(v, sizeof(v), "%d", (int)pid);
 	for (int i = 0; i < cg->n; i++)
-		if (write_file(cg->dirs[i], "cgroup.procs", v, err) < 0)
+		if (jr_cgroup_write(cg->dirs[i], "cgroup.procs", v, err) < 0)
 			return -1;
 	return 0;
 }
@@ -227,12 +239,17 @@ bool jr_cgroup_oom_killed(const struct jr_cgroup *cg)
 	return k && strtoull(k + 9, NULL, 10) > 0;
 }
 
+/* The jail is gone by now (its pid namespace died with init); a
+ * straggler still being torn down makes rmdir EBUSY for a moment. */
+void jr_cgroup_remove(const char *dir)
+{
+	for (int tries = 0; tries < 100 && rmdir(dir) < 0 && errno == EBUSY; tries++)
+		usleep(10000);
+}
+
 void jr_cgroup_destroy(struct jr_cgroup *cg)
 {
-	/* The jail is gone by now (its pid namespace died with init); a
-	 * straggler still being torn down makes rmdir EBUSY for a moment. */
 	for (int i = 0; i < cg->n; i++)
-		for (int tries = 0; tries < 100 && rmdir(cg->dirs[i]) < 0 && errno == EBUSY; tries++)
-			usleep(10000);
+		jr_cgroup_remove(cg->dirs[i]);
 	cg->n = 0;
 }

@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 
@@ -39,4 +42,19 @@ out:
 	rtnl_link_put(lo);
 	nl_socket_free(sk);
 	return r;
+}
+
+int jr_net_proxy_listener(jr_error_t **err)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return jr_fail(err, errno, "net proxy: socket");
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(JR_PROXY_PORT),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 1024) < 0) {
+		int e = errno;
+		close(fd);
+		return jr_fail(err, e, "net proxy: listening on 127.0.0.1:%d in the jail", JR_PROXY_PORT);
+	}
+	return fd;
 }

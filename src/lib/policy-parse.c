@@ -738,6 +738,24 @@ static int d_allow(struct parser *ps, struct line *l)
 	return 0;
 }
 
+/* resolve NAME:ADDR...: the egress proxy's answer for NAME (--resolve). */
+static int d_resolve(struct parser *ps, struct line *l)
+{
+	if (l->n < 2)
+		return fail_word(ps, &l->w[0], "resolve: usage: resolve NAME:ADDRESS...");
+	for (size_t i = 1; i < l->n; i++) {
+		bool remove;
+		const char *v = list_item(&l->w[i], &remove);
+		struct jr_egress_pin pin;
+		if (!jr_parse_pin(v, &pin))
+			return fail_word(ps, &l->w[i], "resolve: bad value '%s' (NAME:ADDRESS, e.g. example.com:192.0.2.7 or example.com:2001:db8::7)", v);
+		struct jr_loc loc = loc_of(ps, &l->w[i]);
+		if (jr_policy_add_str(ps->p, JR_LIST_RESOLVE, v, remove, &loc, ps->err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int d_env(struct parser *ps, struct line *l)
 {
 	static const char *const kinds[] = { "inherit", "clear", "keep", "scrub", "set", NULL };
@@ -1153,6 +1171,7 @@ static const struct directive {
 	{ "caps", d_caps, JR_CL_CAPS },		 { "limit", d_limit, JR_CL_LIMIT },
 	{ "seccomp", d_seccomp, JR_CL_SECCOMP }, { "landlock", d_landlock, JR_CL_LANDLOCK },
 	{ "isolation", d_isolation, JR_CL_ISOLATION }, { "guard", d_guard, JR_CL_GUARD },
+	{ "resolve", d_resolve, JR_CL_RESOLVE },
 };
 
 static int handle_line(struct parser *ps, struct line *l)

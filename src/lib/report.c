@@ -162,6 +162,15 @@ static cJSON *limits_section(struct builder *b, const jr_plan_t *plan)
 	return o;
 }
 
+static const char *net_mode(const jr_plan_t *plan)
+{
+	if (plan->net_host)
+		return "host";
+	if (plan->net_pasta)
+		return "pasta";
+	return plan->net_proxy ? "proxy" : "none";
+}
+
 static cJSON *enforcement_section(struct builder *b, const jr_plan_t *plan,
 				  const jr_policy_t *policy, const struct jr_result *res)
 {
@@ -179,7 +188,7 @@ static cJSON *enforcement_section(struct builder *b, const jr_plan_t *plan,
 	add(b, o, "namespaces", string_array(b, ns, plan->landlock_only ? 0 : plan->net_host ? 6 : 7));
 	add(b, o, "landlock", landlock_section(b, &plan->landlock));
 	add(b, o, "seccomp", seccomp_section(b, plan, policy, res));
-	add(b, o, "network", cJSON_CreateString(plan->net_host ? "host" : plan->net_pasta ? "pasta" : "none"));
+	add(b, o, "network", cJSON_CreateString(net_mode(plan)));
 	add(b, o, "limits", limits_section(b, plan));
 	size_t enforced = 0;
 	for (size_t i = 0; i < plan->n_clauses; i++)
@@ -208,7 +217,20 @@ static cJSON *denials_section(struct builder *b, const struct jr_result *res)
 		add(b, d, "syscall", cJSON_CreateString(res->denials[i].syscall));
 		add(b, d, "count", cJSON_CreateNumber((double)res->denials[i].count));
 	}
-	add(b, o, "network", cJSON_CreateArray());
+	cJSON *net = add(b, o, "network", cJSON_CreateArray());
+	for (size_t i = 0; net && res && i < res->n_net_denials; i++) {
+		const struct jr_net_denial *nd = &res->net_denials[i];
+		cJSON *d = cJSON_CreateObject();
+		if (!d || !cJSON_AddItemToArray(net, d)) {
+			cJSON_Delete(d);
+			b->oom = true;
+			break;
+		}
+		add(b, d, "host", text(nd->host));
+		add(b, d, "port", cJSON_CreateNumber(nd->port));
+		add(b, d, "rule", text(nd->rule));
+		add(b, d, "count", cJSON_CreateNumber((double)nd->count));
+	}
 	return o;
 }
 

@@ -64,6 +64,10 @@ struct supervisor {
 	int listen_fd, ready_fd, idle_fd;
 	unsigned active;
 	pid_t pasta_pid;          /* net pasta: the pasta process, 0 when none */
+	pid_t proxy_pid;          /* net proxy: the egress proxy's process, 0 when none */
+	int proxy_fd;             /* its refusals and log lines */
+	struct jr_net_denials net_denials;
+	struct jr_egress_bpf *egress_bpf; /* net host with allow cidr: the kernel CIDR filter */
 	bool terminating;  /* SIGTERM sent, grace running */
 	bool timed_out;
 	/* outcome */
@@ -306,6 +310,23 @@ static int handle_ctl(struct supervisor *s, jr_error_t **err)
 		s->active = (unsigned)msg.wait_status;
 		session_idle_timer(s);
 		break;
+	case JR_MSG_PROXY:
+		if (fd >= 0 && s->plan->net_proxy && !s->proxy_pid) {
+			if (jr_proxy_start(s->plan, &s->ids, fd, s->opts->log != NULL, &s->proxy_pid,
+					   &s->proxy_fd, err) < 0) {
+				close(fd);
+				return -1;
+			}
+			say(s, "egress proxy (pid %d) serves 127.0.0.1:%d in the jail", (int)s->proxy_pid,
+			    JR_PROXY_PORT);
+			/* What the jail makes it hold counts against the jail. */
+			if (s->cgroup.memory) {
+				char pid[16];
+				snprintf(pid, sizeof(pid), "%d", (int)s->proxy_pid);
+				jr_cgroup_write(s->cgroup.memory, "cgroup.procs", pid, NULL);
+			}
+		}
+		break;
 	case JR_MSG_NOTIFY:
 		if (fd >= 0 && s->notify_fd < 0 && !s->denials_counted) {
 			s->notify_fd = fd;
@@ -371,6 +392,22 @@ static void reap_init(struct supervisor *s)
 						    : W_EXITCODE(0, info.si_status);
 }
 
+/* One datagram from the egress proxy; false when there is none now. */
+static bool proxy_report(struct supervisor *s)
+{
+	char line[600];
+	int r = jr_proxy_read_report(s->proxy_fd, &s->net_denials, line, sizeof(line));
+	if (r == 0) {
+		say(s, "the egress proxy has exited");
+		close(s->proxy_fd);
+		s->proxy_fd = -1;
+		return false;
+	}
+	if (line[0])
+		say(s, "%s", line);
+	return r == 1;
+}
+
 static int arm_timer(struct supervisor *s, uint64_t ms, jr_error_t **err)
 {
 	if (s->timer_fd < 0 && (s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) < 0)
@@ -408,7 +445,7 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 	if (s->plan->time_ms && arm_timer(s, s->plan->time_ms, err) < 0)
 		return -1;
 	while (!s->init_exited) {
-		struct pollfd pfd[12];
+		struct pollfd pfd[16];
 		int n = 0;
 		pfd[n++] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = s->signal_fd, .events = POLLIN };
@@ -435,6 +472,11 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 		if (s->notify_fd >= 0) {
 			notify_at = n;
 			pfd[n++] = (struct pollfd){ .fd = s->notify_fd, .events = POLLIN };
+		}
+		int proxy_at = -1;
+		if (s->proxy_fd >= 0) {
+			proxy_at = n;
+			pfd[n++] = (struct pollfd){ .fd = s->proxy_fd, .events = POLLIN };
 		}
 		int first_out = n;
 		n += jr_output_pollfds(&s->output, &pfd[n]);
@@ -471,6 +513,8 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 				s->notify_fd = -1;
 			}
 		}
+		if (proxy_at >= 0 && pfd[proxy_at].revents)
+			proxy_report(s);
 		jr_output_handle(&s->output, &pfd[first_out], first_pty - first_out);
 		jr_pty_relay_handle(&s->pty, &pfd[first_pty], n - first_pty);
 		if (pfd[0].revents)
@@ -478,6 +522,8 @@ static int supervise(struct supervisor *s, jr_error_t **err)
 	}
 	/* init has exited: the whole jail is gone.  Collect what it said last. */
 	while (s->ctl >= 0 && handle_ctl(s, err) > 0)
+		;
+	while (s->proxy_fd >= 0 && proxy_report(s))
 		;
 	jr_pty_relay_drain(&s->pty);
 	jr_output_drain(&s->output);
@@ -502,6 +548,8 @@ static void fill_accounting(struct supervisor *s, struct jr_result *res)
 	res->denials_counted = s->denials_counted;
 	if (jr_denials_export(&s->denials, &res->denials, &res->n_denials) < 0)
 		res->denials_counted = false;
+	jr_egress_bpf_collect(s->egress_bpf, &s->net_denials);
+	jr_net_denials_export(&s->net_denials, &res->net_denials, &res->n_net_denials);
 }
 
 static void fill_result(struct supervisor *s, struct jr_result *res)
@@ -527,6 +575,11 @@ static void supervisor_cleanup(struct supervisor *s)
 {
 	jr_pty_relay_stop(&s->pty);
 	jr_pasta_stop(s->pasta_pid);
+	jr_proxy_stop(s->proxy_pid);
+	if (s->proxy_fd >= 0)
+		close(s->proxy_fd);
+	jr_net_denials_free(&s->net_denials);
+	jr_egress_bpf_stop(s->egress_bpf);
 	jr_output_close(&s->output);
 	if (s->notify_fd >= 0)
 		close(s->notify_fd);
@@ -566,6 +619,11 @@ static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err
 	if (jr_cgroup_create(s->plan, &s->cgroup, err) < 0 ||
 	    jr_output_setup(&s->output, s->plan, s->pty_mask, err) < 0)
 		return -1;
+	if (s->plan->egress_bpf) {
+		if (jr_egress_bpf_start(&s->plan->egress, &s->egress_bpf, err) < 0)
+			return -1;
+		say(s, "kernel CIDR filter loaded: %zu allow cidr rules", s->plan->egress.n_cidrs);
+	}
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		return jr_fail(err, errno, "socketpair");
@@ -601,6 +659,7 @@ static int start_jail(struct supervisor *s, char *const argv[], jr_error_t **err
 	/* Into the run's cgroups before init is released: everything the jail
 	 * starts is born inside them. */
 	if (jr_cgroup_attach(&s->cgroup, s->init_pid, err) < 0 ||
+	    (s->egress_bpf && jr_egress_bpf_attach(s->egress_bpf, s->init_pid, err) < 0) ||
 	    release_init(s, s->pty_mask, err) < 0) {
 		kill(s->init_pid, SIGKILL);
 		reap_init(s);
@@ -617,7 +676,7 @@ int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_option
 	static const struct jr_run_options defaults = { .pty = -1 };
 	struct supervisor s = { .plan = plan, .opts = opts ? opts : &defaults, .ctl = -1,
 				.signal_fd = -1, .pidfd = -1, .timer_fd = -1, .notify_fd = -1,
-				.listen_fd = -1, .ready_fd = -1, .idle_fd = -1,
+				.listen_fd = -1, .ready_fd = -1, .idle_fd = -1, .proxy_fd = -1,
 				.placeholders = { .pool = -1 }, .step = "enforcement" };
 	memset(result, 0, sizeof(*result));
 	result->exit_code = -1;
@@ -673,6 +732,13 @@ void jr_result_release(struct jr_result *result)
 	free(result->denials);
 	result->denials = NULL;
 	result->n_denials = 0;
+	for (size_t i = 0; i < result->n_net_denials; i++) {
+		free(result->net_denials[i].host);
+		free(result->net_denials[i].rule);
+	}
+	free(result->net_denials);
+	result->net_denials = NULL;
+	result->n_net_denials = 0;
 }
 
 /* A session's supervisor: the jail's init serves requests that arrive on
@@ -684,7 +750,7 @@ int jr_session_supervise(const jr_plan_t *plan, const struct jr_session_info *in
 	static const struct jr_run_options defaults = { .pty = 0 };
 	struct supervisor s = { .plan = plan, .opts = opts ? opts : &defaults, .ctl = -1,
 				.signal_fd = -1, .pidfd = -1, .timer_fd = -1, .notify_fd = -1,
-				.listen_fd = listen_fd, .ready_fd = ready_fd, .idle_fd = -1,
+				.listen_fd = listen_fd, .ready_fd = ready_fd, .idle_fd = -1, .proxy_fd = -1,
 				.session = info, .placeholders = { .pool = -1 }, .step = "setup" };
 	static char *const no_argv[] = { "session", NULL };
 	s.t0 = jr_now_us();

@@ -581,6 +581,17 @@ static bool split_port(char *s, uint16_t *port, bool *has_port)
 	return true;
 }
 
+bool jr_parse_ip(const char *text, int *family, unsigned char addr[16])
+{
+	if (inet_pton(AF_INET, text, addr) == 1)
+		*family = AF_INET;
+	else if (inet_pton(AF_INET6, text, addr) == 1)
+		*family = AF_INET6;
+	else
+		return false;
+	return true;
+}
+
 bool jr_parse_cidr(const char *text, struct jr_cidr *out)
 {
 	char buf[128];
@@ -612,11 +623,7 @@ bool jr_parse_cidr(const char *text, struct jr_cidr *out)
 	uint64_t prefix = 0;
 	if (slash)
 		*slash = '\0';
-	if (inet_pton(AF_INET, addr, out->addr) == 1)
-		out->family = AF_INET;
-	else if (inet_pton(AF_INET6, addr, out->addr) == 1)
-		out->family = AF_INET6;
-	else
+	if (!jr_parse_ip(addr, &out->family, out->addr))
 		return false;
 	unsigned max = out->family == AF_INET ? 32 : 128;
 	if (slash) {

@@ -29,6 +29,8 @@ struct jr_cidr {
 	bool has_port;
 	uint16_t port;
 };
+/* An IPv4 or IPv6 address: AF_INET (4 bytes of addr) or AF_INET6. */
+bool jr_parse_ip(const char *s, int *family, unsigned char addr[16]);
 /* "10.0.0.0/8", "10.0.0.0/8:443", "fd00::/8", "[fd00::/8]:443". */
 bool jr_parse_cidr(const char *s, struct jr_cidr *out);
 
