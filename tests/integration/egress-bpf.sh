@@ -57,7 +57,9 @@ setup_network() {
 # TCP servers answer "server ADDR PORT" and log each connection; a UDP
 # server logs each datagram.  They stop by themselves after 5 minutes.
 start_servers() {
-	in_ns "$NS_B" python3 - "$SRV_LOG" <<'PYEOF' &
+	# Not through in_ns (a function: the background job would be a
+	# subshell, and killing it would leave python holding the TAP pipe).
+	nsenter --net="/run/netns/$NS_B" python3 - "$SRV_LOG" <<'PYEOF' >/dev/null 2>&1 &
 import os, socket, sys, threading
 log = open(sys.argv[1], "a", buffering=1)
 def tcp(host, port):
