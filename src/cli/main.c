@@ -44,6 +44,11 @@ enum {
 	OPT_STOP,
 	OPT_LIST,
 	OPT_IDLE,
+	OPT_PROVIDER,
+	OPT_PROVIDER_OPT,
+	OPT_PRESERVE,
+	OPT_LIST_PROVIDERS,
+	OPT_GC,
 };
 
 static const struct option long_options[] = {
@@ -74,6 +79,11 @@ static const struct option long_options[] = {
 	{ "stop", no_argument, NULL, OPT_STOP },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "idle", required_argument, NULL, OPT_IDLE },
+	{ "provider", required_argument, NULL, OPT_PROVIDER },
+	{ "provider-opt", required_argument, NULL, OPT_PROVIDER_OPT },
+	{ "preserve", no_argument, NULL, OPT_PRESERVE },
+	{ "list-providers", no_argument, NULL, OPT_LIST_PROVIDERS },
+	{ "gc", no_argument, NULL, OPT_GC },
 	{ "pty", no_argument, NULL, OPT_PTY },
 	{ "no-pty", no_argument, NULL, OPT_NO_PTY },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -87,7 +97,7 @@ static void usage(FILE *out)
 	fputs("Usage: jailrun [OPTIONS] [--] COMMAND [ARG...]\n"
 	      "       jailrun --policy NAME --lint | --explain\n"
 	      "       jailrun --session NAME [OPTIONS] [--] COMMAND [ARG...] | --stop | --list\n"
-	      "       jailrun serve | mcp [--session NAME] [OPTIONS]\n"
+	      "       jailrun serve | mcp [--session NAME | --provider NAME] [OPTIONS]\n"
 	      "       jailrun sessions\n"
 	      "Run COMMAND in a jail: new user, mount, pid, net, ipc, uts and cgroup\n"
 	      "namespaces; the system read-only, the workspace read-write, secrets hidden.\n"
@@ -124,6 +134,14 @@ static void usage(FILE *out)
 	      "                          if it is not running; with --stop, stop it; with\n"
 	      "                          --list, list the running sessions\n"
 	      "      --idle SECONDS      a session started now stops after SECONDS idle\n"
+	      "      --provider NAME     run COMMAND through a provider plugin (docker, command,\n"
+	      "                          ...; see jailrun-provider(7)) under the same policy:\n"
+	      "                          a clause it does not enforce stops the run (125);\n"
+	      "                          with serve and mcp, every request goes through it\n"
+	      "      --provider-opt KEY=VALUE  the provider's configuration (repeatable)\n"
+	      "      --preserve          keep the provider's resources (a container) after the run\n"
+	      "      --list-providers    list the providers found, with their ABI and paths\n"
+	      "      --gc                with --provider: remove what killed runs left behind\n"
 	      "  serve                   JSON-RPC 2.0 server on stdin/stdout (one object a line)\n"
 	      "  mcp                     Model Context Protocol server on stdin/stdout\n"
 	      "      --env NAME=VALUE    set a variable in the command's environment\n"
@@ -188,6 +206,10 @@ struct cli {
 	const char *session;
 	bool stop, list;
 	unsigned idle_s;
+	const char *provider;          /* --provider NAME */
+	char *provider_opts[65];       /* --provider-opt KEY=VALUE, NULL-terminated */
+	size_t n_provider_opts;
+	bool preserve, list_providers, gc;
 	enum { MODE_RUN, MODE_SERVE, MODE_MCP, MODE_SESSIONS } mode;
 };
 
@@ -264,6 +286,29 @@ static int parse_option(struct cli *cli, int opt, const char *arg)
 		cli->idle_s = (unsigned)v;
 		return -1;
 	}
+	case OPT_PROVIDER:
+		cli->provider = arg;
+		return -1;
+	case OPT_PROVIDER_OPT:
+		if (!strchr(arg, '=') || arg[0] == '=') {
+			fprintf(stderr, "jailrun: --provider-opt: '%s' is not KEY=VALUE\n", arg);
+			return JR_EXIT_FAILURE;
+		}
+		if (cli->n_provider_opts == 64) {
+			fputs("jailrun: too many --provider-opt\n", stderr);
+			return JR_EXIT_FAILURE;
+		}
+		cli->provider_opts[cli->n_provider_opts++] = (char *)arg;
+		return -1;
+	case OPT_PRESERVE:
+		cli->preserve = true;
+		return -1;
+	case OPT_LIST_PROVIDERS:
+		cli->list_providers = true;
+		return -1;
+	case OPT_GC:
+		cli->gc = true;
+		return -1;
 	case OPT_REPORT:
 		if (!*arg) {
 			fputs("jailrun: --report: empty file name (use - for stderr)\n", stderr);
@@ -501,6 +546,56 @@ static void print_outcome(const struct jr_result *result, char **argv)
 			result->exec_errno == ENOENT ? "command not found" : strerror(result->exec_errno));
 }
 
+/* The command through a provider plugin, under the same policy. */
+static int run_provider(struct cli *cli, jr_provider_handle_t *provider, const jr_policy_t *policy,
+			const jr_plan_t *plan, char **argv, const struct jr_run_options *opts,
+			struct jr_result *result, jr_error_t **err)
+{
+	char **config = jr_provider_config(policy, cli->provider, cli->provider_opts);
+	if (!config) {
+		result->failed_step = "setup";
+		if ((*err = calloc(1, sizeof(**err))))
+			(*err)->message = strdup("out of memory");
+		return -1;
+	}
+	int r = jr_provider_run(provider, policy, plan, (const char *const *)config, cli->preserve, argv,
+				opts, result, err);
+	jr_strv_free(config);
+	return r;
+}
+
+static int collect_garbage(struct cli *cli, jr_policy_t *policy)
+{
+	jr_error_t *err = NULL;
+	jr_provider_handle_t *provider = NULL;
+	if (!cli->provider) {
+		fputs("jailrun: --gc needs --provider NAME\n", stderr);
+		return JR_EXIT_FAILURE;
+	}
+	/* The policy only for its provider lines, and only when named: the
+	 * leftovers of killed runs are found by the provider's labels. */
+	if ((cli->policy && build_policy(cli, policy, &err) < 0) ||
+	    jr_provider_load(cli->provider, &provider, &err) < 0)
+		return fail(err);
+	char **config = jr_provider_config(policy, cli->provider, cli->provider_opts);
+	struct jr_run_options opts = { .log = cli->verbose ? print_line : NULL };
+	if (!config) {
+		jr_provider_unload(provider);
+		fputs("jailrun: out of memory\n", stderr);
+		return JR_EXIT_FAILURE;
+	}
+	int r = jr_provider_gc(provider, (const char *const *)config, &opts, &err);
+	jr_strv_free(config);
+	jr_provider_unload(provider);
+	return r < 0 ? fail(err) : 0;
+}
+
+static void print_notice(void *userdata, const char *line)
+{
+	(void)userdata;
+	fprintf(stderr, "jailrun: %s\n", line);
+}
+
 static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 {
 	jr_error_t *err = NULL;
@@ -511,6 +606,15 @@ static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 	bool ran = false;
 
 	bool reporting = cli->report && !cli->explain && !cli->lint;
+	jr_provider_handle_t *provider = NULL;
+	if (cli->provider && !cli->explain && !cli->lint) {
+		if (jr_provider_load(cli->provider, &provider, &err) < 0)
+			return fail(err);
+		if (jr_provider_is_local(provider)) {
+			jr_provider_unload(provider);
+			provider = NULL;
+		}
+	}
 	if (reporting && open_report_dir(cli->report, &sink) < 0) {
 		report_sink_close(&sink);
 		return JR_EXIT_FAILURE;
@@ -539,9 +643,11 @@ static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 			jr_plan_describe(plan, print_line, NULL);
 		struct jr_run_options opts = { .log = cli->verbose ? print_line : NULL,
 					       .pty = cli->pty,
-					       .count_denials = cli->report != NULL };
+					       .count_denials = cli->report != NULL,
+					       .notice = print_notice };
 		ran = true;
-		if (jr_run(plan, argv, &opts, &result, &err) < 0)
+		if ((provider ? run_provider(cli, provider, policy, plan, argv, &opts, &result, &err)
+			      : jr_run(plan, argv, &opts, &result, &err)) < 0)
 			report.error_step = result.failed_step ? result.failed_step : "setup";
 	}
 	int status;
@@ -564,6 +670,7 @@ static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 	jr_result_release(&result);
 	jr_plan_free(plan);
 	jr_error_free(err);
+	jr_provider_unload(provider);
 	return status;
 }
 
@@ -620,14 +727,46 @@ static int list_sessions(void)
 	return jr_session_list(print_line, stdout, &err) < 0 ? fail(err) : 0;
 }
 
+/* serve and mcp through --provider NAME: one instance for the service. */
+static int serve_provider(struct cli *cli, jr_policy_t *policy, jr_plan_t *plan)
+{
+	jr_error_t *err = NULL;
+	jr_provider_handle_t *provider = NULL;
+	if (jr_provider_load(cli->provider, &provider, &err) < 0) {
+		jr_plan_free(plan);
+		return fail(err);
+	}
+	char **config = jr_provider_config(policy, cli->provider, cli->provider_opts);
+	if (!config) {
+		jr_provider_unload(provider);
+		jr_plan_free(plan);
+		fputs("jailrun: out of memory\n", stderr);
+		return JR_EXIT_FAILURE;
+	}
+	if (cli->verbose)
+		jr_plan_describe(plan, print_line, NULL);
+	/* stdout is the protocol's: progress and notices go to stderr. */
+	struct jr_run_options opts = { .log = cli->verbose ? print_line : NULL, .notice = print_notice };
+	int r = jr_rpc_serve_provider(cli->mode == MODE_MCP ? JR_RPC_MCP : JR_RPC_JSONRPC, policy, plan,
+				      provider, (const char *const *)config, cli->preserve, &opts,
+				      STDIN_FILENO, STDOUT_FILENO, &err);
+	jr_strv_free(config);
+	jr_provider_unload(provider);
+	jr_plan_free(plan);
+	return r < 0 ? fail(err) : 0;
+}
+
 /* serve and mcp: against --session NAME (started if need be, left
- * running), or a private session that lives as long as this process. */
+ * running), or a private session that lives as long as this process, or
+ * through --provider NAME. */
 static int serve(struct cli *cli, jr_policy_t *policy)
 {
 	jr_error_t *err = NULL;
 	jr_plan_t *plan = NULL;
 	if (build_policy(cli, policy, &err) < 0 || jr_compile(policy, NULL, &plan, &err) < 0)
 		return fail(err);
+	if (cli->provider && strcmp(cli->provider, "local"))
+		return serve_provider(cli, policy, plan);
 	char private_name[64];
 	const char *name = cli->session;
 	if (!name) {
@@ -677,7 +816,8 @@ int main(int argc, char **argv)
 	/* '+': options end at the command, so its own flags are not ours. */
 	while (status < 0 && (opt = getopt_long(argc, argv, "+p:D:w:vh", long_options, NULL)) != -1)
 		status = parse_option(&cli, opt, optarg);
-	bool runs_command = cli.mode == MODE_RUN && !cli.lint && !cli.explain && !cli.stop && !cli.list;
+	bool runs_command = cli.mode == MODE_RUN && !cli.lint && !cli.explain && !cli.stop && !cli.list &&
+			    !cli.list_providers && !cli.gc;
 	if (status < 0 && (cli.stop || cli.list) && !cli.session && !cli.list) {
 		fputs("jailrun: --stop needs --session NAME\n", stderr);
 		status = JR_EXIT_FAILURE;
@@ -690,17 +830,25 @@ int main(int argc, char **argv)
 		fputs("jailrun: no command given\nTry 'jailrun --help'.\n", stderr);
 		status = JR_EXIT_FAILURE;
 	}
+	if (status < 0 && cli.provider && cli.session && strcmp(cli.provider, "local")) {
+		fputs("jailrun: --provider works with one-shot runs, serve and mcp in this version (not with --session)\n", stderr);
+		status = JR_EXIT_FAILURE;
+	}
 	if (status < 0 && cli.session && cli.report) {
 		fputs("jailrun: --report is not available with --session in this version\n", stderr);
 		status = JR_EXIT_FAILURE;
 	}
 	if (status < 0) {
-		if (cli.list || cli.mode == MODE_SESSIONS)
+		if (cli.list_providers)
+			status = jr_provider_list(print_line, stdout) < 0 ? 1 : 0;
+		else if (cli.list || cli.mode == MODE_SESSIONS)
 			status = list_sessions();
 		else if (cli.stop)
 			status = stop_session(cli.session);
 		else if (jr_policy_new(&policy, &err) < 0)
 			status = fail(err);
+		else if (cli.gc)
+			status = collect_garbage(&cli, policy);
 		else if (cli.mode == MODE_SERVE || cli.mode == MODE_MCP)
 			status = serve(&cli, policy);
 		else if (cli.session && runs_command)

@@ -122,6 +122,9 @@ struct jr_run_options {
 	 * denied call is answered by the supervisor through a seccomp user
 	 * notification, as the policy says, and counted. */
 	bool count_denials;
+	/* Lines the user must see whatever -v says, from a provider (the id
+	 * of a kept container), called with a NULL userdata; NULL drops them. */
+	jr_line_fn notice;
 };
 
 struct jr_denial {
@@ -171,6 +174,32 @@ int jr_run(const jr_plan_t *plan, char *const argv[], const struct jr_run_option
 /* Frees what jr_run allocated in result (the denials). */
 void jr_result_release(struct jr_result *result);
 
+/* ---- providers: the same contract elsewhere (jailrun-provider(7)) ----- */
+
+typedef struct jr_provider_handle jr_provider_handle_t;
+
+/* "local", or NAME.so from $JAILRUN_PROVIDER_PATH, then the installed
+ * providers directory; refused unless its table is complete and of this
+ * ABI. */
+int jr_provider_load(const char *name, jr_provider_handle_t **out, jr_error_t **err);
+void jr_provider_unload(jr_provider_handle_t *provider);
+bool jr_provider_is_local(const jr_provider_handle_t *provider);
+/* One line per provider found (name, ABI, optional methods, path); -1
+ * when some plugin was refused (its line says why). */
+int jr_provider_list(jr_line_fn fn, void *userdata);
+/* The policy's `provider NAME KEY=VALUE` settings for name, then extra
+ * (--provider-opt); a NULL-terminated array to free with jr_strv_free. */
+char **jr_provider_config(const jr_policy_t *policy, const char *name, char *const *extra);
+/* Runs argv through the provider: open (every semantic clause must be
+ * enforced, as for the local jail), exec, close (also on SIGINT/SIGTERM). */
+int jr_provider_run(jr_provider_handle_t *provider, const jr_policy_t *policy, const jr_plan_t *plan,
+		    const char *const *config, bool preserve, char *const argv[],
+		    const struct jr_run_options *opts, struct jr_result *result, jr_error_t **err);
+/* Removes what killed runs left behind (the provider's gc method). */
+int jr_provider_gc(jr_provider_handle_t *provider, const char *const *config,
+		   const struct jr_run_options *opts, jr_error_t **err);
+void jr_strv_free(char **v);
+
 /* ---- sessions: a jail that stays up ---------------------------------- */
 
 struct jr_session_options {
@@ -204,6 +233,17 @@ enum jr_rpc_dialect { JR_RPC_JSONRPC, JR_RPC_MCP };
  * end of input or shutdown.  policy and plan are the session's. */
 int jr_rpc_serve(enum jr_rpc_dialect dialect, const jr_policy_t *policy, const jr_plan_t *plan,
 		 const char *session, int in_fd, int out_fd, jr_error_t **err);
+/* The same through a provider plugin instead of a session: provider is
+ * opened once at the start under the fail-closed rule of jr_provider_run
+ * (config and preserve as there; opts's log and notice get the provider's
+ * lines) and closed at the end of input, on shutdown, and on SIGTERM,
+ * SIGINT or SIGHUP (which end the service; the function then returns 0).
+ * Each exec runs in a child process of the caller that calls the
+ * provider's exec; file methods are the provider's (glob and grep, which
+ * its table lacks, answer an error). */
+int jr_rpc_serve_provider(enum jr_rpc_dialect dialect, const jr_policy_t *policy, const jr_plan_t *plan,
+			  jr_provider_handle_t *provider, const char *const *config, bool preserve,
+			  const struct jr_run_options *opts, int in_fd, int out_fd, jr_error_t **err);
 
 /* ---- report ---------------------------------------------------------- */
 

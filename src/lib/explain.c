@@ -41,6 +41,7 @@ static bool adds_entries(const char *text, int skip)
 }
 
 static const char *const not_yet = "not implemented in this version";
+static const char *const overridden = "overridden by a later clause";
 
 static const char *net_mode_name(enum jr_net_mode m)
 {
@@ -187,6 +188,9 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 	switch (cl->type) {
 	case JR_CL_ISOLATION:
 		snprintf(mech, size, "user, mount, pid, net, ipc, uts and cgroup namespaces");
+		return true;
+	case JR_CL_PROVIDER:
+		snprintf(mech, size, "configuration of a provider plugin, used when --provider selects it (the local jail ignores it)");
 		return true;
 	case JR_CL_GUARD:
 		snprintf(mech, size, "jailrun serve and mcp: writeFile of an existing file the client has not read is refused (commands run with exec are not affected)");
@@ -377,8 +381,14 @@ static bool assess(const jr_policy_t *p, const jr_plan_t *plan, const struct jr_
 		return p->landlock_best_effort;
 	}
 	}
-	snprintf(mech, size, "overridden by a later clause");
+	snprintf(mech, size, "%s", overridden);
 	return true;
+}
+
+bool jr_plan_clause_overridden(const jr_plan_t *plan, size_t i)
+{
+	return i < plan->n_clauses && plan->clauses[i].mechanism &&
+	       !strcmp(plan->clauses[i].mechanism, overridden);
 }
 
 int jr_plan_assess_clauses(const jr_policy_t *p, jr_plan_t *plan, jr_error_t **err)
@@ -396,6 +406,8 @@ int jr_plan_assess_clauses(const jr_policy_t *p, jr_plan_t *plan, jr_error_t **e
 		if (asprintf(&pc->where, "%s:%u:%u", cl->loc.src->name, cl->loc.line, cl->loc.col) < 0)
 			pc->where = NULL;
 		pc->text = strdup(cl->text);
+		if (pc->text && cl->type == JR_CL_PROVIDER)
+			jr_redact_kv_words(pc->text); /* a provider's token never printed */
 		pc->mechanism = strdup(mech);
 		if (!pc->where || !pc->text || !pc->mechanism)
 			return jr_fail_oom(err);

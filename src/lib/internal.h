@@ -177,6 +177,8 @@ struct jr_plan {
 /* One formatted line to a jr_line_fn. */
 void jr_emitf(jr_line_fn fn, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int jr_plan_assess_clauses(const jr_policy_t *p, jr_plan_t *plan, jr_error_t **err);
+/* Clause i of the policy is a setting a later line replaced. */
+bool jr_plan_clause_overridden(const jr_plan_t *plan, size_t i);
 
 /* Depth of an absolute path: "/" is 0, "/a/b" is 2. */
 unsigned jr_path_depth(const char *path);
@@ -604,6 +606,35 @@ int jr_denials_handle(struct jr_denials *d, int listener, const struct jr_bpf *p
 /* Named and sorted (most frequent first), for jr_result. */
 int jr_denials_export(const struct jr_denials *d, struct jr_denial **out, size_t *n);
 void jr_denials_free(struct jr_denials *d);
+
+/* ---- providers (provider.c, provider-policy.c) ---------------------- */
+
+/* The policy as a provider's open() gets it (jailrun-provider(7)). */
+char *jr_provider_policy_json(const jr_policy_t *p, const jr_plan_t *plan);
+/* Whether clause i is the backend's to enforce (not the local jail's
+ * mechanism nor jailrun's own). */
+bool jr_provider_clause_semantic(const jr_policy_t *p, size_t i);
+/* Values of the secret-named keys of config, replaced by *** in text. */
+void jr_redact(char *text, const char *const *config);
+/* KEY=VALUE words of text with a secret-named KEY get *** for a value. */
+void jr_redact_kv_words(char *text);
+
+/* An instance of a provider, opened under the same fail-closed rule as
+ * jr_provider_run (every semantic clause enforced, else refused and
+ * closed); *failed_step says "setup" or "enforcement" on failure.  The
+ * config and opts must outlive it. */
+typedef struct jr_provider_conn jr_provider_conn_t;
+struct jr_provider_error;
+int jr_provider_open(jr_provider_handle_t *h, const jr_policy_t *policy, const jr_plan_t *plan,
+		     const char *const *config, bool preserve, const struct jr_run_options *opts,
+		     jr_provider_conn_t **out, const char **failed_step, jr_error_t **err);
+/* close(), then frees c (NULL: nothing). */
+int jr_provider_close(jr_provider_conn_t *c, jr_error_t **err);
+const struct jr_provider *jr_provider_conn_table(const jr_provider_conn_t *c);
+struct jr_provider_instance *jr_provider_conn_instance(const jr_provider_conn_t *c);
+/* "provider NAME: WHAT: MESSAGE" into *err, secrets redacted; -1. */
+int jr_provider_conn_fail(const jr_provider_conn_t *c, jr_error_t **err, const char *what,
+			  struct jr_provider_error *pe);
 
 /* ---- time ------------------------------------------------------------ */
 uint64_t jr_now_us(void);

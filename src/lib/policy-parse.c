@@ -738,6 +738,33 @@ static int d_allow(struct parser *ps, struct line *l)
 	return 0;
 }
 
+/* provider NAME [KEY=VALUE...]: configuration for a provider plugin,
+ * used when --provider NAME selects it (jailrun-provider(7)). */
+static int d_provider(struct parser *ps, struct line *l)
+{
+	if (l->n < 2)
+		return fail_word(ps, &l->w[0], "provider: usage: provider NAME [KEY=VALUE...]");
+	const char *name = l->w[1].text;
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_'))
+			return fail_word(ps, &l->w[1], "provider: bad name '%s' (a-z, 0-9, - and _)", name);
+	for (size_t i = 2; i < l->n; i++) {
+		const char *kv = l->w[i].text;
+		const char *eq = strchr(kv, '=');
+		if (!eq || eq == kv)
+			return fail_word(ps, &l->w[i], "provider %s: '%s' is not KEY=VALUE", name, kv);
+		char *entry = NULL;
+		if (asprintf(&entry, "%s %s", name, kv) < 0)
+			return jr_fail_oom(ps->err);
+		struct jr_loc loc = loc_of(ps, &l->w[i]);
+		int r = jr_policy_add_str(ps->p, JR_LIST_PROVIDER, entry, false, &loc, ps->err);
+		free(entry);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* resolve NAME:ADDR...: the egress proxy's answer for NAME (--resolve). */
 static int d_resolve(struct parser *ps, struct line *l)
 {
@@ -1171,7 +1198,7 @@ static const struct directive {
 	{ "caps", d_caps, JR_CL_CAPS },		 { "limit", d_limit, JR_CL_LIMIT },
 	{ "seccomp", d_seccomp, JR_CL_SECCOMP }, { "landlock", d_landlock, JR_CL_LANDLOCK },
 	{ "isolation", d_isolation, JR_CL_ISOLATION }, { "guard", d_guard, JR_CL_GUARD },
-	{ "resolve", d_resolve, JR_CL_RESOLVE },
+	{ "resolve", d_resolve, JR_CL_RESOLVE }, { "provider", d_provider, JR_CL_PROVIDER },
 };
 
 static int handle_line(struct parser *ps, struct line *l)

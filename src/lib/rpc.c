@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,11 +23,13 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "internal.h"
+#include "jailrun-provider.h"
 #include "values.h"
 
 #define MAX_LINE (16u << 20)
@@ -34,6 +37,15 @@
 #define DEFAULT_MAX_OUTPUT (1u << 20)
 #define DRAIN_MS 200
 #define FILE_CALL_TIMEOUT_S 60
+/* Through a provider, timeoutMs is the provider's to enforce (it can stop
+ * the remote command); past it by this much the local child is killed. */
+#define PROVIDER_GRACE_MS 1000
+/* A provider child told to stop (SIGTERM: its exec call returns EINTR and
+ * can stop the remote command) is killed with its process group after this. */
+#define PROVIDER_STOP_MS 2000
+#define PROVIDER_MAX_READ (10u << 20)
+#define PROVIDER_READ_CAP (64u << 20)
+#define PROVIDER_MAX_ENTRIES 10000
 
 enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -32602,
        E_INTERNAL = -32603, E_UNSUPPORTED = -32000, E_FILE = -32001, E_GUARD = -32002,
@@ -49,7 +61,11 @@ struct stream {
 struct exec {
 	cJSON *id;          /* the request's id (owned) */
 	const char *tool;   /* MCP: the tool's name (bash), else NULL */
-	int conn;           /* the session request; -1 once hung up */
+	int conn;           /* the session request, or the provider child's
+			       result pipe; -1 once hung up */
+	pid_t pid;          /* provider: the child calling exec, until reaped */
+	uint64_t kill_at_us; /* provider: hung up; SIGKILL for the child then */
+	char *error;        /* provider: exec failed (the message) */
 	struct stream out, err;
 	int in_fd;          /* the command's stdin, written from stdin_data */
 	char *stdin_data;
@@ -75,7 +91,13 @@ struct server {
 	size_t n_execs;
 	char **read_paths; /* guard read-before-write: what readFile has read */
 	size_t n_read;
+	/* Provider mode (session NULL): the open instance. */
+	jr_provider_conn_t *prov;
+	sigset_t poll_mask; /* provider mode: the signal mask while polling */
+	uint64_t started_ms;
 };
+
+static volatile sig_atomic_t rpc_stop;
 
 /* ---- output ------------------------------------------------------------- */
 
@@ -144,11 +166,237 @@ static void respond_tool(struct server *s, const cJSON *id, const char *text, bo
 	respond(s, id, r);
 }
 
+/* ---- file methods through a provider -------------------------------------- */
+
+static cJSON *answer_error(int code, int errnum, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static cJSON *answer_error(int code, int errnum, const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	cJSON *o = cJSON_CreateObject();
+	cJSON *e = cJSON_AddObjectToObject(o, "error");
+	cJSON_AddNumberToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", message);
+	const char *name = errnum ? jr_errno_name(errnum) : NULL;
+	if (name)
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(e, "data"), "errno", name);
+	return o;
+}
+
+/* The provider's failure as the worker would answer it (redacted). */
+static cJSON *provider_file_error(struct server *s, const char *method, const char *path,
+				  struct jr_provider_error *pe)
+{
+	char what[600];
+	snprintf(what, sizeof(what), "%s %s", method, path);
+	jr_error_t *err = NULL;
+	/* The errno goes in data.errno, not again at the message's end. */
+	struct jr_provider_error quiet = *pe;
+	quiet.message[sizeof(quiet.message) - 1] = '\0';
+	if (quiet.message[0])
+		quiet.code = 0;
+	jr_provider_conn_fail(s->prov, &err, what, &quiet);
+	cJSON *o = answer_error(E_FILE, pe->code, "%s", err ? err->message : what);
+	jr_error_free(err);
+	return o;
+}
+
+static const char *param_str(const cJSON *params, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static uint64_t param_u64(const cJSON *params, const char *key, uint64_t def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+	return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 9e15 ? (uint64_t)v->valuedouble : def;
+}
+
+static void add_stat(cJSON *o, const struct jr_provider_stat *st)
+{
+	cJSON_AddBoolToObject(o, "isDirectory", st->type == 'd');
+	cJSON_AddBoolToObject(o, "isFile", st->type == 'f');
+	cJSON_AddBoolToObject(o, "isSymlink", st->type == 'l');
+}
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int provider_read(struct server *s, const char *path, const cJSON *params, cJSON *r,
+			 struct jr_provider_error *pe)
+{
+	const struct jr_provider *t = jr_provider_conn_table(s->prov);
+	jr_provider_instance_t *inst = jr_provider_conn_instance(s->prov);
+	const char *enc = param_str(params, "encoding");
+	bool b64 = enc && !strcmp(enc, "base64");
+	uint64_t max = param_u64(params, "maxBytes", PROVIDER_MAX_READ);
+	void *data = NULL;
+	size_t len = 0;
+	/* A provider refuses a file over its max_bytes (EFBIG) where the
+	 * worker cuts it: a file up to PROVIDER_READ_CAP is read whole and
+	 * cut here. */
+	if (t->read_file(inst, path, max ? max : 1, &data, &len, pe) < 0) {
+		if (pe->code != EFBIG || max >= PROVIDER_READ_CAP)
+			return -1;
+		memset(pe, 0, sizeof(*pe));
+		if (t->read_file(inst, path, PROVIDER_READ_CAP, &data, &len, pe) < 0)
+			return -1;
+	}
+	size_t size = len;
+	bool truncated = len > max;
+	if (truncated)
+		len = (size_t)max;
+	char *text = b64 ? jr_base64_encode(data, len) : jr_utf8_sanitize(data, len);
+	free(data);
+	if (!text) {
+		pe->code = ENOMEM;
+		return -1;
+	}
+	cJSON_AddStringToObject(r, b64 ? "contentBase64" : "content", text);
+	free(text);
+	cJSON_AddNumberToObject(r, "size", (double)size);
+	cJSON_AddBoolToObject(r, "truncated", truncated);
+	return 0;
+}
+
+static int provider_write(struct server *s, const char *path, const cJSON *params, cJSON *r,
+			  struct jr_provider_error *pe)
+{
+	const struct jr_provider *t = jr_provider_conn_table(s->prov);
+	jr_provider_instance_t *inst = jr_provider_conn_instance(s->prov);
+	const char *text = param_str(params, "content"), *b64 = param_str(params, "contentBase64");
+	_cleanup_free_ unsigned char *bytes = NULL;
+	size_t len = text ? strlen(text) : 0;
+	if (b64 && jr_base64_decode(b64, &bytes, &len) < 0) {
+		pe->code = EINVAL;
+		snprintf(pe->message, sizeof(pe->message), "contentBase64 is not base64");
+		return -1;
+	}
+	uint32_t mode = (uint32_t)param_u64(params, "mode", 0644) & 0777;
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(params, "createDirs"))) {
+		_cleanup_free_ char *parent = strdup(path);
+		char *slash = parent ? strrchr(parent, '/') : NULL;
+		if (slash && slash != parent) {
+			*slash = '\0';
+			if (t->mkdir(inst, parent, 0755, true, pe) < 0)
+				return -1;
+		}
+	}
+	if (t->write_file(inst, path, text ? (const void *)text : bytes, len, mode, pe) < 0)
+		return -1;
+	cJSON_AddNumberToObject(r, "bytesWritten", (double)len);
+	return 0;
+}
+
+static int provider_readdir(struct server *s, const char *path, cJSON *r, struct jr_provider_error *pe)
+{
+	const struct jr_provider *t = jr_provider_conn_table(s->prov);
+	jr_provider_instance_t *inst = jr_provider_conn_instance(s->prov);
+	char **names = NULL;
+	size_t n = 0;
+	if (t->readdir(inst, path, &names, &n, pe) < 0)
+		return -1;
+	if (n)
+		qsort(names, n, sizeof(*names), by_string);
+	cJSON *arr = cJSON_AddArrayToObject(r, "entries");
+	size_t plen = strlen(path);
+	bool slash = plen && path[plen - 1] == '/';
+	for (size_t i = 0; i < n; i++) {
+		if (i < PROVIDER_MAX_ENTRIES && names[i] && strcmp(names[i], ".") && strcmp(names[i], "..")) {
+			/* The provider lists names only: a stat each gives the types. */
+			cJSON *entry = cJSON_CreateObject();
+			char *full = NULL;
+			struct jr_provider_stat st = { .type = 'o' };
+			struct jr_provider_error ignored = { 0 };
+			if (asprintf(&full, "%s%s%s", path, slash ? "" : "/", names[i]) < 0)
+				full = NULL;
+			if (!full || t->stat(inst, full, &st, &ignored) < 0)
+				st.type = 'o';
+			free(full);
+			cJSON_AddStringToObject(entry, "name", names[i]);
+			add_stat(entry, &st);
+			cJSON_AddItemToArray(arr, entry);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return 0;
+}
+
+/* A file method through the provider's table, answered as the worker in
+ * the jail answers (fileops.c): {...} or {"error": {...}}. */
+static cJSON *provider_file_call(struct server *s, const char *method, const cJSON *params)
+{
+	const struct jr_provider *t = jr_provider_conn_table(s->prov);
+	jr_provider_instance_t *inst = jr_provider_conn_instance(s->prov);
+	const char *path = param_str(params, "path");
+	if (!strcmp(method, "glob") || !strcmp(method, "grep"))
+		return answer_error(E_UNSUPPORTED, 0,
+				    "%s: not available through provider %s (jailrun-provider(7) has no such method); run %s with exec instead",
+				    method, t->name, !strcmp(method, "glob") ? "find" : "grep");
+	if (!path || !*path)
+		return answer_error(E_PARAMS, 0, "%s: path must be a non-empty string", method);
+	const char *enc = param_str(params, "encoding");
+	if (!strcmp(method, "readFile") && enc && strcmp(enc, "base64") && strcmp(enc, "utf8"))
+		return answer_error(E_PARAMS, 0, "readFile: encoding must be \"utf8\" or \"base64\"");
+	if (!strcmp(method, "writeFile") && !param_str(params, "content") == !param_str(params, "contentBase64"))
+		return answer_error(E_PARAMS, 0, "writeFile: give exactly one of content and contentBase64");
+	struct jr_provider_error pe = { 0 };
+	cJSON *r = cJSON_CreateObject();
+	int rc = -1;
+	if (!r)
+		return NULL;
+	if (!strcmp(method, "readFile")) {
+		rc = provider_read(s, path, params, r, &pe);
+	} else if (!strcmp(method, "writeFile")) {
+		rc = provider_write(s, path, params, r, &pe);
+	} else if (!strcmp(method, "stat")) {
+		struct jr_provider_stat st = { 0 };
+		if ((rc = t->stat(inst, path, &st, &pe)) == 0) {
+			cJSON_AddNumberToObject(r, "size", (double)st.size);
+			add_stat(r, &st);
+			cJSON_AddNumberToObject(r, "mode", st.mode & 07777);
+			cJSON_AddNumberToObject(r, "mtimeMs", (double)st.mtime * 1000.0);
+		}
+	} else if (!strcmp(method, "exists")) {
+		bool found = false;
+		if ((rc = t->exists(inst, path, &found, &pe)) == 0)
+			cJSON_AddBoolToObject(r, "exists", found);
+	} else if (!strcmp(method, "readdir")) {
+		rc = provider_readdir(s, path, r, &pe);
+	} else if (!strcmp(method, "mkdir")) {
+		rc = t->mkdir(inst, path, 0755, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(params, "recursive")), &pe);
+	} else if (!strcmp(method, "rm")) {
+		rc = t->rm(inst, path, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(params, "recursive")), &pe);
+		if (rc < 0 && pe.code == ENOENT && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(params, "force")))
+			rc = 0;
+	} else {
+		cJSON_Delete(r);
+		return answer_error(E_METHOD, 0, "method not found: %s", method);
+	}
+	if (rc == 0)
+		return r;
+	cJSON_Delete(r);
+	return provider_file_error(s, method, path, &pe);
+}
+
 /* ---- file methods: one round trip to a worker in the jail --------------- */
 
 /* The worker's answer ({...} or {"error": {...}}), or NULL with *err. */
 static cJSON *file_call(struct server *s, const char *method, const cJSON *params, jr_error_t **err)
 {
+	if (s->prov) {
+		cJSON *answer = provider_file_call(s, method, params);
+		if (!answer)
+			jr_fail_oom(err);
+		return answer;
+	}
 	int fd;
 	if (jr_session_connect(s->session, &fd, err) < 0)
 		return NULL;
@@ -269,8 +517,27 @@ static void file_method(struct server *s, const cJSON *id, const char *method, c
 
 /* ---- exec --------------------------------------------------------------- */
 
+/* Reaps a provider child that was hung up: it had until kill_at_us to
+ * end by itself (waited for here when grace), then its process group is
+ * killed.  What it left in its group goes too. */
+static void reap_child(struct exec *x, bool grace)
+{
+	if (x->pid <= 0)
+		return;
+	pid_t r;
+	while ((r = waitpid(x->pid, NULL, WNOHANG)) == 0 && grace && jr_now_us() < x->kill_at_us)
+		usleep(20000);
+	kill(-x->pid, SIGKILL);
+	if (r == 0)
+		while (waitpid(x->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	x->pid = 0;
+}
+
 static void exec_free(struct exec *x)
 {
+	reap_child(x, true);
+	free(x->error);
 	if (x->conn >= 0)
 		close(x->conn);
 	if (x->out.fd >= 0)
@@ -323,6 +590,112 @@ static int make_pipe(int ends[2], jr_error_t **err)
 	return 0;
 }
 
+/* What the provider child sends back on its result pipe (one write,
+ * under PIPE_BUF: atomic). */
+struct provider_exec_msg {
+	int rc;
+	struct jr_provider_exec_result result;
+	struct jr_provider_error error;
+};
+
+_Static_assert(sizeof(struct provider_exec_msg) <= PIPE_BUF, "one atomic write");
+
+static void on_child_stop(int sig)
+{
+	(void)sig;
+}
+
+/* The provider's exec is synchronous: it runs in a child (its own process
+ * group, killed whole on a timeout or a cancel) writing the command's
+ * output to the pipes the loop reads, and its result to x->conn. */
+static int provider_spawn(struct server *s, struct exec *x, char **argv, char **envp, const char *cwd,
+			  const int stdio[3], const int ours[3], uint64_t timeout_ms, jr_error_t **err)
+{
+	int res[2];
+	if (make_pipe(res, err) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(res[0]);
+		close(res[1]);
+		return jr_fail(err, e, "exec: fork");
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		struct sigaction dfl = { .sa_handler = SIG_DFL }, stop = { .sa_handler = on_child_stop };
+		sigemptyset(&dfl.sa_mask);
+		sigemptyset(&stop.sa_mask);
+		sigaction(SIGTERM, &stop, NULL); /* not SA_RESTART: exec's waits end (EINTR) */
+		sigaction(SIGINT, &dfl, NULL);
+		sigaction(SIGHUP, &dfl, NULL);
+		sigprocmask(SIG_SETMASK, &s->poll_mask, NULL);
+		/* Nothing of the server's: not the other requests' pipes (a stdin
+		 * would never see its end), nor the protocol's stdin and stdout. */
+		for (size_t k = 0; k < s->n_execs; k++) {
+			struct exec *o = s->execs[k];
+			int fds[4] = { o->conn, o->out.fd, o->err.fd, o->in_fd };
+			for (int j = 0; j < 4; j++)
+				if (fds[j] >= 0)
+					close(fds[j]);
+		}
+		for (int j = 0; j < 3; j++)
+			if (ours[j] >= 0)
+				close(ours[j]);
+		close(res[0]);
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (null >= 0 && null != s->in_fd)
+			dup2(null, s->in_fd);
+		if (s->out_fd != STDERR_FILENO)
+			dup2(STDERR_FILENO, s->out_fd);
+		struct jr_provider_exec_args ea = {
+			.size = sizeof(ea), .argv = argv, .envp = envp, .cwd = cwd,
+			.stdin_fd = stdio[0], .stdout_fd = stdio[1], .stderr_fd = stdio[2],
+			.timeout_ms = timeout_ms, .max_output_bytes = 0, /* cut here, per stream */
+		};
+		struct provider_exec_msg m = { .result = { .exit_code = -1 } };
+		m.rc = jr_provider_conn_table(s->prov)->exec(jr_provider_conn_instance(s->prov), &ea,
+							      &m.result, &m.error);
+		ssize_t w;
+		while ((w = write(res[1], &m, sizeof(m))) < 0 && errno == EINTR)
+			;
+		_exit(w == (ssize_t)sizeof(m) ? 0 : 1);
+	}
+	setpgid(pid, pid); /* the child does it too: whichever comes first */
+	close(res[1]);
+	x->conn = res[0];
+	x->pid = pid;
+	return 0;
+}
+
+/* The provider child's result: the command's end, or why exec failed. */
+static void provider_result(struct server *s, struct exec *x)
+{
+	struct provider_exec_msg m;
+	ssize_t n;
+	while ((n = read(x->conn, &m, sizeof(m))) < 0 && errno == EINTR)
+		;
+	while (waitpid(x->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	x->pid = 0;
+	if (n != (ssize_t)sizeof(m)) {
+		x->error = strdup("exec: the process calling the provider died");
+		return;
+	}
+	if (m.rc < 0) {
+		jr_error_t *err = NULL;
+		m.error.message[sizeof(m.error.message) - 1] = '\0';
+		jr_provider_conn_fail(s->prov, &err, "exec", &m.error);
+		x->error = strdup(err ? err->message : "exec failed");
+		jr_error_free(err);
+		return;
+	}
+	x->result.exit_code = m.result.exit_code;
+	x->result.signal = m.result.signal;
+	x->timed_out = m.result.timed_out;
+	x->out.truncated |= m.result.truncated;
+}
+
 static int start_exec(struct server *s, struct exec *x, const cJSON *params, jr_error_t **err)
 {
 	const cJSON *command = cJSON_GetObjectItem(params, "command"), *argv = cJSON_GetObjectItem(params, "argv");
@@ -363,12 +736,17 @@ static int start_exec(struct server *s, struct exec *x, const cJSON *params, jr_
 	int r = -1;
 	if (!x->out.buf || !x->err.buf || !envp) {
 		jr_fail_oom(err);
-	} else if (make_pipe(o, err) == 0 && make_pipe(e, err) == 0 &&
-		   (!in || make_pipe(i, err) == 0) && jr_session_connect(s->session, &x->conn, err) == 0) {
+	} else if (make_pipe(o, err) == 0 && make_pipe(e, err) == 0 && (!in || make_pipe(i, err) == 0)) {
 		int null = in ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
-		int stdio[3] = { in ? i[0] : null, o[1], e[1] };
-		r = jr_session_exec_send(x->conn, s->digest, args ? args : sh, envp,
-					 cwd ? (dir ? dir : cwd->valuestring) : NULL, stdio, err);
+		int stdio[3] = { in ? i[0] : null, o[1], e[1] }, ours[3] = { o[0], e[0], i[1] };
+		const char *where = cwd ? (dir ? dir : cwd->valuestring) : NULL;
+		uint64_t timeout_ms = !timeout || !(timeout->valuedouble > 0) ? 0
+				    : timeout->valuedouble < 1e15	 ? (uint64_t)timeout->valuedouble
+									 : (uint64_t)1e15;
+		if (s->prov)
+			r = provider_spawn(s, x, args ? args : sh, envp, where, stdio, ours, timeout_ms, err);
+		else if (jr_session_connect(s->session, &x->conn, err) == 0)
+			r = jr_session_exec_send(x->conn, s->digest, args ? args : sh, envp, where, stdio, err);
 		if (null >= 0)
 			close(null);
 	}
@@ -387,7 +765,8 @@ static int start_exec(struct server *s, struct exec *x, const cJSON *params, jr_
 	fcntl(x->err.fd, F_SETFL, O_NONBLOCK);
 	x->started_us = jr_now_us();
 	if (timeout && timeout->valuedouble > 0)
-		x->deadline_us = x->started_us + (uint64_t)(timeout->valuedouble * 1000);
+		x->deadline_us = x->started_us + (uint64_t)(timeout->valuedouble * 1000) +
+				 (s->prov ? PROVIDER_GRACE_MS * 1000u : 0);
 	jr_strv_free(envp);
 	free(args);
 	return r;
@@ -431,6 +810,9 @@ static void finish_exec(struct server *s, struct exec *x)
 	int signal = killed ? SIGKILL : x->result.signal;
 	if (x->cancelled)
 		return respond_error(s, x->id, E_CANCELLED, NULL, "cancelled");
+	if (x->error && !x->timed_out)
+		return x->tool ? respond_tool(s, x->id, x->error, true)
+			       : respond_error(s, x->id, E_INTERNAL, NULL, "%s", x->error);
 	if (!out || !errs)
 		return respond_error(s, x->id, E_INTERNAL, NULL, "exec: out of memory");
 	if (x->tool) {
@@ -468,6 +850,12 @@ static void finish_exec(struct server *s, struct exec *x)
 /* Hangs up the request: the session kills its process session. */
 static void hang_up(struct exec *x, uint64_t now)
 {
+	if (x->pid > 0 && !x->kill_at_us) {
+		/* The provider's child and what it started: its exec call gets
+		 * EINTR, to stop the command where it runs, then SIGKILL. */
+		kill(-x->pid, SIGTERM);
+		x->kill_at_us = jr_now_us() + PROVIDER_STOP_MS * 1000u;
+	}
 	if (x->conn >= 0)
 		close(x->conn);
 	x->conn = -1;
@@ -800,17 +1188,26 @@ static void info_method(struct server *s, const cJSON *id)
 {
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "version", jr_version());
-	cJSON_AddStringToObject(r, "session", s->session);
+	if (s->session)
+		cJSON_AddStringToObject(r, "session", s->session);
+	else
+		cJSON_AddNullToObject(r, "session");
+	if (s->prov)
+		cJSON_AddStringToObject(r, "provider", jr_provider_conn_table(s->prov)->name);
 	cJSON *p = cJSON_AddObjectToObject(r, "policy");
 	cJSON_AddStringToObject(p, "name", jr_policy_name(s->policy) ? jr_policy_name(s->policy) : "");
 	cJSON_AddStringToObject(p, "sha256", s->digest);
 	cJSON_AddStringToObject(r, "workspace", s->plan->workspace);
-	/* When the session started: its init knows. */
+	/* When the session started: its init knows (a provider's: when it
+	 * was opened). */
 	int fd;
 	jr_error_t *err = NULL;
 	cJSON *req = cJSON_CreateObject(), *answer = NULL;
 	cJSON_AddStringToObject(req, "op", "info");
-	if (jr_session_connect(s->session, &fd, &err) == 0) {
+	if (s->prov) {
+		answer = cJSON_CreateObject();
+		cJSON_AddNumberToObject(answer, "startedMs", (double)s->started_ms);
+	} else if (jr_session_connect(s->session, &fd, &err) == 0) {
 		if (jr_frame_send(fd, req, NULL, 0, &err) == 0)
 			jr_frame_recv(fd, &answer, NULL, NULL, &err);
 		close(fd);
@@ -965,6 +1362,12 @@ static void step_execs(struct server *s, uint64_t now)
 			hang_up(x, now);
 		}
 		bool pipes_open = x->out.fd >= 0 || x->err.fd >= 0;
+		if (x->finished && x->pid > 0) {
+			/* Hung up: answered once its child is gone. */
+			if (now < x->kill_at_us && waitpid(x->pid, NULL, WNOHANG) == 0)
+				continue;
+			reap_child(x, false);
+		}
 		if (x->finished && (!pipes_open || now >= x->drain_until_us)) {
 			finish_exec(s, x);
 			exec_free(x);
@@ -975,8 +1378,13 @@ static void step_execs(struct server *s, uint64_t now)
 
 static void on_exec_event(struct server *s, struct exec *x, int fd, short revents)
 {
-	(void)s;
-	if (fd == x->conn) {
+	if (fd == x->conn && s->prov) {
+		provider_result(s, x);
+		close(x->conn);
+		x->conn = -1;
+		x->finished = true;
+		x->drain_until_us = jr_now_us() + DRAIN_MS * 1000;
+	} else if (fd == x->conn) {
 		jr_error_t *err = NULL;
 		if (jr_session_exec_result(x->conn, &x->result, &err) < 0) {
 			/* The session ended under it (stopped, or its jail died). */
@@ -1006,7 +1414,7 @@ static int serve_loop(struct server *s)
 {
 	struct pollfd pfd[1 + MAX_EXECS * 4];
 	struct exec *owner[1 + MAX_EXECS * 4];
-	while (!s->shutdown && !(s->eof && s->n_execs == 0)) {
+	while (!s->shutdown && !rpc_stop && !(s->eof && s->n_execs == 0)) {
 		size_t n = 0;
 		if (!s->eof) {
 			owner[n] = NULL;
@@ -1023,14 +1431,21 @@ static int serve_loop(struct server *s)
 					pfd[n++] = (struct pollfd){ .fd = fds[k], .events = k == 3 ? POLLOUT : POLLIN };
 				}
 			uint64_t due = x->finished ? x->drain_until_us : x->deadline_us;
+			if (x->finished && x->pid > 0) /* a stopping child: checked often */
+				due = now + 50000;
 			if (due) {
 				int ms = due > now ? (int)((due - now) / 1000) + 1 : 0;
 				if (timeout < 0 || ms < timeout)
 					timeout = ms;
 			}
 		}
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
+		struct timespec ts = { .tv_sec = timeout / 1000, .tv_nsec = (long)(timeout % 1000) * 1000000L };
+		/* Provider mode: SIGTERM and the like are blocked but here, so
+		 * one that comes is seen at once and ends the loop. */
+		if (ppoll(pfd, n, timeout < 0 ? NULL : &ts, s->prov ? &s->poll_mask : NULL) < 0 && errno != EINTR)
 			return -1;
+		if (rpc_stop)
+			break;
 		for (size_t i = 0; i < n; i++) {
 			if (!pfd[i].revents)
 				continue;
@@ -1041,10 +1456,11 @@ static int serve_loop(struct server *s)
 		}
 		step_execs(s, jr_now_us());
 	}
-	for (size_t i = 0; i < s->n_execs; i++) {
+	/* All told to stop first, so that their graces run together. */
+	for (size_t i = 0; i < s->n_execs; i++)
 		hang_up(s->execs[i], 0);
+	for (size_t i = 0; i < s->n_execs; i++)
 		exec_free(s->execs[i]);
-	}
 	s->n_execs = 0;
 	return 0;
 }
@@ -1089,6 +1505,71 @@ int jr_rpc_serve(enum jr_rpc_dialect dialect, const jr_policy_t *policy, const j
 	fcntl(in_fd, F_SETFL, flags); /* the caller's open file, shared */
 	if (r < 0)
 		jr_fail(err, errno, "serve: poll");
+	free(s.line);
+	for (size_t i = 0; i < s.n_read; i++)
+		free(s.read_paths[i]);
+	free(s.read_paths);
+	return r;
+}
+
+static void on_rpc_stop(int sig)
+{
+	rpc_stop = sig;
+}
+
+int jr_rpc_serve_provider(enum jr_rpc_dialect dialect, const jr_policy_t *policy, const jr_plan_t *plan,
+			  jr_provider_handle_t *provider, const char *const *config, bool preserve,
+			  const struct jr_run_options *opts, int in_fd, int out_fd, jr_error_t **err)
+{
+	struct server s = { .dialect = dialect, .policy = policy, .plan = plan, .in_fd = in_fd,
+			    .out_fd = out_fd };
+	jr_policy_digest(policy, s.digest);
+	/* SIGTERM, SIGINT and SIGHUP end the service and close the provider:
+	 * during open its blocking calls return (EINTR); while serving they
+	 * are blocked but in ppoll. */
+	struct sigaction sa = { .sa_handler = on_rpc_stop }, old_int, old_term, old_hup;
+	sigemptyset(&sa.sa_mask);
+	rpc_stop = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	const char *failed_step = NULL;
+	int r = jr_provider_open(provider, policy, plan, config, preserve, opts, &s.prov, &failed_step, err);
+	if (r == 0 && rpc_stop) {
+		jr_provider_close(s.prov, NULL);
+		s.prov = NULL;
+		r = jr_fail(err, EINTR, "serve: stopped by a signal while the provider was opening");
+	}
+	if (r == 0) {
+		s.started_ms = (uint64_t)time(NULL) * 1000u;
+		struct timespec now;
+		if (clock_gettime(CLOCK_REALTIME, &now) == 0)
+			s.started_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+		sigset_t block;
+		sigemptyset(&block);
+		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGTERM);
+		sigaddset(&block, SIGHUP);
+		sigprocmask(SIG_BLOCK, &block, &s.poll_mask);
+		struct sigaction old_pipe, ign = { .sa_handler = SIG_IGN };
+		sigemptyset(&ign.sa_mask);
+		sigaction(SIGPIPE, &ign, &old_pipe);
+		int flags = fcntl(in_fd, F_GETFL);
+		fcntl(in_fd, F_SETFL, flags | O_NONBLOCK);
+		r = serve_loop(&s);
+		fcntl(in_fd, F_SETFL, flags);
+		if (r < 0)
+			jr_fail(err, errno, "serve: poll");
+		/* Every child is reaped (serve_loop freed the requests) before
+		 * the instance they used is closed. */
+		if (jr_provider_close(s.prov, r == 0 ? err : NULL) < 0)
+			r = -1;
+		sigaction(SIGPIPE, &old_pipe, NULL);
+		sigprocmask(SIG_SETMASK, &s.poll_mask, NULL);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
 	free(s.line);
 	for (size_t i = 0; i < s.n_read; i++)
 		free(s.read_paths[i]);
