@@ -51,6 +51,17 @@ case_net_none() {
 	jr --policy strict -- python3 -c "$PROBE" "$PORT_A"
 	check "a server on the host's 127.0.0.1 is not reachable" contains "$OUT" "$PORT_A refused"
 	check "(nothing came from it)" lacks "$OUT" host-server
+	# The jail's own loopback is its own, and works: a server inside on the
+	# very port the host's server holds answers the jail.
+	jr --policy strict -- python3 -c '
+import socket, sys, threading
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
+def serve():
+    c, _ = s.accept(); c.sendall(b"jail-server\n"); c.close()
+threading.Thread(target=serve).start()
+print(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).recv(64).decode().strip())' "$PORT_A"
+	check "a server inside the jail on its own 127.0.0.1 works (same port as the host's)" \
+		contains "$OUT" jail-server
 	stop_servers
 }
 
