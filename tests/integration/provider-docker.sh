@@ -45,9 +45,16 @@ fi
 
 RELAY=
 relay_pid=
-# jailrun's containers of this test; none must outlive a case.
+# jailrun's containers of this test; none must outlive a case.  Those
+# that were there before the test (another run's, on a shared host) are
+# not this test's to count.
+all_jailrun_containers() {
+	docker ps -aq --no-trunc --filter label=jailrun=1 --filter "label=jailrun.policy" 2>/dev/null | sort
+}
+BEFORE=$JR_TOP/containers-before
+all_jailrun_containers >"$BEFORE"
 leftovers() {
-	docker ps -aq --filter label=jailrun=1 --filter "label=jailrun.policy" 2>/dev/null | wc -l
+	all_jailrun_containers | comm -23 - "$BEFORE" | wc -l
 }
 
 dk() {
