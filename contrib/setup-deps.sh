@@ -6,7 +6,7 @@ set -eu
 packages="build-essential autoconf automake libtool pkg-config
 libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libcjson-dev libbpf-dev clang
 libcmocka-dev util-linux procps iproute2 python3 python3-jsonschema bash git nodejs passt
-curl openssl socat docker.io busybox-static"
+curl openssl socat"
 
 missing=
 for p in $packages; do

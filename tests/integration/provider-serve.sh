@@ -4,8 +4,8 @@
 # local session.  The stub provider (tests/helpers/provider-stub.c) runs
 # commands on the host and answers every file method ENOTSUP; the command
 # provider (with tests/integration/provider-test.py, which logs its
-# requests) has working file methods; the docker provider is tried when a
-# dockerd answers.  Requests go through rpc-driver.py as in serve.sh.
+# requests) has working file methods.  Requests go through rpc-driver.py
+# as in serve.sh.
 . "$JR_SRCDIR/tests/integration/lib.sh"
 
 BUILD=$(dirname "$JAILRUN")
@@ -13,7 +13,7 @@ PROV=$JR_TOP/providers
 BIN=$JR_TOP/bin
 mkdir -p "$PROV" "$BIN"
 cp "$JR_STUB_PROVIDERS/stub.so" "$PROV/"
-for p in command docker; do
+for p in command; do
 	[ -f "$BUILD/.libs/$p.so" ] && cp "$BUILD/.libs/$p.so" "$PROV/"
 done
 cp "$JR_SRCDIR/tests/integration/provider-test.py" "$BIN/"
@@ -21,9 +21,6 @@ DRIVER=$BIN/rpc-driver.py
 cp "$JR_SRCDIR/tests/integration/rpc-driver.py" "$DRIVER"
 chmod -R a+rX "$PROV" "$BIN"
 T=$BIN/provider-test.py
-SOCK=/var/run/docker.sock
-case ${DOCKER_HOST:-} in unix://*) SOCK=${DOCKER_HOST#unix://} ;; esac
-IMAGE=jailrun-busybox:test
 
 . "$JR_SRCDIR/tests/integration/kv.sh"
 
@@ -264,45 +261,7 @@ assert ops[0] == "open" and ops[-1] == "close", ops
 ' "$log"
 }
 
-case_docker() {
-	why=
-	if [ ! -f "$PROV/docker.so" ]; then
-		why="docker.so was not built"
-	elif [ "$JR_MODE" = nobody ]; then
-		why="the docker socket is root's (provider-docker.sh covers nobody)"
-	elif ! command -v docker >/dev/null || ! curl -sf --max-time 5 --unix-socket "$SOCK" http://docker/_ping >/dev/null 2>&1; then
-		why="no dockerd answers on $SOCK"
-	elif ! sh "$JR_SRCDIR/tests/integration/docker-image.sh" "$IMAGE" >/dev/null 2>&1; then
-		why="cannot build the test image $IMAGE"
-	fi
-	if [ -n "$why" ]; then
-		skip "docker provider: serve" "$why"
-		return
-	fi
-	before=$(docker ps -aq --filter label=jailrun=1 2>/dev/null | wc -l)
-	rpc serve --policy strict --provider docker --provider-opt image=$IMAGE <<'EOF'
-call a exec {"command":"echo out; echo err >&2; exit 3"}
-send slow exec {"command":"sleep 1; echo slow"}
-send fast exec {"command":"echo fast"}
-wait fast slow
-call w writeFile {"path":"d.txt","content":"from docker\n"}
-call r readFile {"path":"d.txt"}
-call e exists {"path":"d.txt"}
-call t exec {"command":"sleep 47","timeoutMs":500}
-close
-EOF
-	check "docker: the script ran to its end, the server exited 0" ended 0
-	check "docker: exec's exit code and streams" \
-		lines a.result.exitCode=3 'a.result.stdout="out\n"' 'a.result.stderr="err\n"'
-	check "docker: concurrent execs" sh -c "[ $(val fast.order) -lt $(val slow.order) ]"
-	check "docker: writeFile then readFile" has r.result.content '"from docker\n"'
-	check "docker: the file is in the workspace" test "$(cat "$WS/d.txt" 2>/dev/null)" = "from docker"
-	check "docker: exists" has e.result.exists true
-	check "docker: timeoutMs" has t.result.timedOut true
-	check "docker: no container left after the end of input" \
-		test "$(docker ps -aq --filter label=jailrun=1 2>/dev/null | wc -l)" -le "$before"
-}
 
 # shellcheck disable=SC2086
 run_cases ${PROVIDER_SERVE_CASES:-case_stub_exec case_stub_files case_stub_mcp case_refusals \
-	case_command_files case_command_mcp_edit case_command_sigterm case_docker}
+	case_command_files case_command_mcp_edit case_command_sigterm}
