@@ -639,7 +639,8 @@ static int run(struct cli *cli, jr_policy_t *policy, char **argv)
 		jr_plan_free(plan);
 		return 0;
 	} else {
-		if (cli->verbose)
+		/* Through a provider, -v prints its answers, not the local jail's. */
+		if (cli->verbose && !provider)
 			jr_plan_describe(plan, print_line, NULL);
 		struct jr_run_options opts = { .log = cli->verbose ? print_line : NULL,
 					       .pty = cli->pty,
@@ -743,9 +744,8 @@ static int serve_provider(struct cli *cli, jr_policy_t *policy, jr_plan_t *plan)
 		fputs("jailrun: out of memory\n", stderr);
 		return JR_EXIT_FAILURE;
 	}
-	if (cli->verbose)
-		jr_plan_describe(plan, print_line, NULL);
-	/* stdout is the protocol's: progress and notices go to stderr. */
+	/* stdout is the protocol's: progress and notices go to stderr; -v
+	 * prints the provider's answers, not the local jail's plan. */
 	struct jr_run_options opts = { .log = cli->verbose ? print_line : NULL, .notice = print_notice };
 	int r = jr_rpc_serve_provider(cli->mode == MODE_MCP ? JR_RPC_MCP : JR_RPC_JSONRPC, policy, plan,
 				      provider, (const char *const *)config, cli->preserve, &opts,
@@ -832,6 +832,13 @@ int main(int argc, char **argv)
 	}
 	if (status < 0 && cli.provider && cli.session && strcmp(cli.provider, "local")) {
 		fputs("jailrun: --provider works with one-shot runs, serve and mcp in this version (not with --session)\n", stderr);
+		status = JR_EXIT_FAILURE;
+	}
+	/* The report and --explain describe the local jail's enforcement;
+	 * for a provider they would describe protections not in force. */
+	if (status < 0 && cli.provider && strcmp(cli.provider, "local") && (cli.report || cli.explain)) {
+		fprintf(stderr, "jailrun: %s is not available with --provider in this version (-v prints the provider's answer for every clause)\n",
+			cli.report ? "--report" : "--explain");
 		status = JR_EXIT_FAILURE;
 	}
 	if (status < 0 && cli.session && cli.report) {

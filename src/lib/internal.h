@@ -257,6 +257,13 @@ struct seccomp_data;
 int jr_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_data *data,
 	       uint32_t *ret);
 void jr_seccomp_free(struct jr_seccomp *sc);
+/* Each rule as the filters get it: action as libseccomp's (SCMP_ACT_*),
+ * conditions as struct scmp_arg_cmp; builtin for jailrun's own rules. */
+struct scmp_arg_cmp;
+typedef void (*jr_seccomp_rule_fn)(void *ud, bool builtin, uint32_t action, const char *name,
+				   unsigned n, const struct scmp_arg_cmp *conds);
+int jr_seccomp_rules(const jr_policy_t *p, unsigned extras, jr_seccomp_rule_fn fn, void *ud,
+		     jr_error_t **err);
 
 /* ---- landlock.c ------------------------------------------------------ */
 

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <seccomp.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,65 +115,97 @@ static const char *action_name(enum jr_sc_action a)
 	return names[a];
 }
 
-static cJSON *syscall_names(struct out *o, const struct jr_sc_rule *r)
+struct rule_sink {
+	struct out *o;
+	cJSON *rules;
+};
+
+static cJSON *u64_string(uint64_t v)
 {
-	cJSON *a = cJSON_CreateArray();
-	for (size_t i = 0; a && i < r->n_names; i++) {
-		const struct jr_syscall_group *g = jr_syscall_group_find(r->names[i]);
-		if (!g) {
-			push(o, a, cJSON_CreateString(r->names[i]));
-			continue;
-		}
-		for (const char *const *s = g->syscalls; *s; s++)
-			if (jr_syscall_known(*s))
-				push(o, a, cJSON_CreateString(*s));
-	}
-	return a;
+	char buf[24];
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	return cJSON_CreateString(buf);
 }
 
-static void add_seccomp(struct out *o, cJSON *root, const jr_policy_t *p)
+static const char *op_name(enum scmp_compare op)
 {
-	static const char *const ops[] = { "==", "!=", "<", "<=", ">", ">=", "&=" };
+	switch (op) {
+	case SCMP_CMP_NE: return "!=";
+	case SCMP_CMP_LT: return "<";
+	case SCMP_CMP_LE: return "<=";
+	case SCMP_CMP_EQ: return "==";
+	case SCMP_CMP_GE: return ">=";
+	case SCMP_CMP_GT: return ">";
+	case SCMP_CMP_MASKED_EQ: return "&=";
+	default: return "?";
+	}
+}
+
+/* One rule as the filter compiler adds it; numbers as decimal strings,
+ * since a JSON number is a double and a 64-bit mask is not. */
+static void add_rule_json(void *ud, bool builtin, uint32_t action, const char *name, unsigned n,
+			  const struct scmp_arg_cmp *conds)
+{
+	struct rule_sink *rs = ud;
+	struct out *o = rs->o;
+	cJSON *e = cJSON_CreateObject();
+	push(o, rs->rules, e);
+	if (!e)
+		return;
+	bool is_errno = (action & 0xffff0000U) == SCMP_ACT_ERRNO(0);
+	put(o, e, "action", cJSON_CreateString(action == SCMP_ACT_ALLOW ? "allow"
+					       : action == SCMP_ACT_LOG ? "log"
+					       : is_errno ? "errno" : "kill"));
+	put(o, e, "errno", number_or_null(is_errno, action & 0xffff));
+	cJSON *names = put(o, e, "syscalls", cJSON_CreateArray());
+	push(o, names, cJSON_CreateString(name));
+	put(o, e, "builtin", cJSON_CreateBool(builtin));
+	cJSON *cs = put(o, e, "conditions", cJSON_CreateArray());
+	for (unsigned k = 0; cs && k < n; k++) {
+		cJSON *ce = cJSON_CreateObject();
+		push(o, cs, ce);
+		if (!ce)
+			continue;
+		bool masked = conds[k].op == SCMP_CMP_MASKED_EQ;
+		put(o, ce, "arg", cJSON_CreateNumber(conds[k].arg));
+		put(o, ce, "op", cJSON_CreateString(op_name(conds[k].op)));
+		put(o, ce, "value", u64_string(masked ? conds[k].datum_b : conds[k].datum_a));
+		put(o, ce, "mask", u64_string(masked ? conds[k].datum_a : UINT64_MAX));
+	}
+}
+
+static void add_seccomp(struct out *o, cJSON *root, const jr_policy_t *p, const jr_plan_t *plan)
+{
 	cJSON *sc = put(o, root, "seccomp", cJSON_CreateObject());
 	if (!sc)
 		return;
 	put(o, sc, "defaultAction", cJSON_CreateString(action_name(p->seccomp_default)));
 	put(o, sc, "defaultErrno", number_or_null(p->seccomp_default == JR_SC_ERRNO,
 						  p->seccomp_default_errno));
-	cJSON *rules = put(o, sc, "rules", cJSON_CreateArray());
-	for (size_t i = 0; rules && i < p->n_rules; i++) {
-		const struct jr_sc_rule *r = &p->rules[i];
-		cJSON *e = cJSON_CreateObject();
-		push(o, rules, e);
-		if (!e)
-			continue;
-		put(o, e, "action", cJSON_CreateString(r->allow ? "allow" : action_name(r->action)));
-		put(o, e, "errno", number_or_null(!r->allow && r->action == JR_SC_ERRNO, r->errnum));
-		put(o, e, "syscalls", syscall_names(o, r));
-		cJSON *conds = put(o, e, "conditions", cJSON_CreateArray());
-		for (size_t c = 0; conds && c < r->n_conds; c++) {
-			cJSON *ce = cJSON_CreateObject();
-			push(o, conds, ce);
-			if (!ce)
-				continue;
-			put(o, ce, "arg", cJSON_CreateNumber(r->conds[c].arg));
-			put(o, ce, "op", cJSON_CreateString(ops[r->conds[c].op]));
-			put(o, ce, "value", cJSON_CreateNumber((double)r->conds[c].value));
-			put(o, ce, "mask", cJSON_CreateNumber((double)r->conds[c].mask));
-		}
+	struct rule_sink rs = { .o = o, .rules = put(o, sc, "rules", cJSON_CreateArray()) };
+	unsigned extras = (plan->setid_guard ? JR_SC_EXTRA_SETID : 0) |
+			  (plan->exec_narrowed ? JR_SC_EXTRA_NO_MEMFD_EXEC : 0);
+	jr_error_t *err = NULL;
+	if (rs.rules && jr_seccomp_rules(p, extras, add_rule_json, &rs, &err) < 0) {
+		jr_error_free(err);
+		o->oom = true; /* the policy compiled once already: not expected */
 	}
 }
 
 /* How the local jail works is not a backend's business; jailrun's own
  * directives (the agent API's guard, the provider lines) neither. */
-static bool clause_is_mechanism(enum jr_clause_type t)
+static bool clause_is_mechanism(const struct jr_clause *cl)
 {
-	return t == JR_CL_LANDLOCK || t == JR_CL_ISOLATION || t == JR_CL_GUARD || t == JR_CL_PROVIDER;
+	/* landlock scope is what it keeps out (abstract sockets, signals),
+	 * not how: a backend must keep them out too. */
+	if (cl->type == JR_CL_LANDLOCK)
+		return strncmp(cl->text, "landlock scope", 14) != 0;
+	return cl->type == JR_CL_ISOLATION || cl->type == JR_CL_GUARD || cl->type == JR_CL_PROVIDER;
 }
 
 bool jr_provider_clause_semantic(const jr_policy_t *p, size_t i)
 {
-	return !clause_is_mechanism(p->clauses[i].type);
+	return !clause_is_mechanism(&p->clauses[i]);
 }
 
 static void add_clauses(struct out *o, cJSON *root, const jr_policy_t *p, const jr_plan_t *plan)
@@ -192,8 +225,12 @@ static void add_clauses(struct out *o, cJSON *root, const jr_policy_t *p, const 
 		directive[strcspn(directive, " ")] = '\0';
 		put(o, e, "where", cJSON_CreateString(where));
 		put(o, e, "directive", cJSON_CreateString(directive));
-		put(o, e, "text", cJSON_CreateString(cl->text));
-		put(o, e, "kind", cJSON_CreateString(clause_is_mechanism(cl->type) ? "mechanism" : "semantic"));
+		char *text = strdup(cl->text);
+		if (text && cl->type == JR_CL_PROVIDER)
+			jr_redact_kv_words(text); /* credentials never in a request */
+		put(o, e, "text", text ? cJSON_CreateString(text) : NULL);
+		free(text);
+		put(o, e, "kind", cJSON_CreateString(clause_is_mechanism(cl) ? "mechanism" : "semantic"));
 		/* A setting a later line replaced: nothing for the backend to do. */
 		put(o, e, "inEffect", cJSON_CreateBool(!jr_plan_clause_overridden(plan, i)));
 	}
@@ -243,7 +280,7 @@ char *jr_provider_policy_json(const jr_policy_t *p, const jr_plan_t *plan)
 	add_network(&o, root, p);
 	add_limits(&o, root, p);
 	put(&o, root, "capabilities", cJSON_CreateString(p->caps == JR_CAPS_NONE ? "none" : "keep"));
-	add_seccomp(&o, root, p);
+	add_seccomp(&o, root, p, plan);
 	add_clauses(&o, root, p, plan);
 	char *text = o.oom ? NULL : cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);

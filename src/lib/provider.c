@@ -260,26 +260,39 @@ void jr_redact(char *text, const char *const *config)
 	qsort(values, n, sizeof(values[0]), longer_first);
 	for (size_t i = 0; i < n; i++) {
 		size_t vlen = strlen(values[i]);
-		for (char *hit; (hit = strstr(text, values[i]));) {
+		/* On from after each replacement: a value that is itself
+		 * "***" would otherwise match its own replacement for ever. */
+		for (char *from = text, *hit; (hit = strstr(from, values[i]));) {
 			memcpy(hit, "***", 3);
 			memmove(hit + 3, hit + vlen, strlen(hit + vlen) + 1);
+			from = hit + 3;
 		}
 	}
 }
 
 /* Words KEY=VALUE whose KEY looks secret get *** for a value (in place). */
+/* Where the value starting at v ends: before the next " WORD=" (a value
+ * written in quotes may hold spaces), or at the end. */
+static char *value_end(char *v)
+{
+	for (char *sp = strchr(v, ' '); sp; sp = strchr(sp + 1, ' ')) {
+		size_t name = strspn(sp + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.");
+		if (name && sp[1 + name] == '=')
+			return sp;
+	}
+	return v + strlen(v);
+}
+
 void jr_redact_kv_words(char *text)
 {
 	for (char *w = text; *w;) {
 		size_t len = strcspn(w, " ");
 		char *eq = memchr(w, '=', len);
-		if (eq && secret_key(w) && (size_t)(eq - w) < len) {
-			char *value = eq + 1, *end = w + len;
-			if (end - value > 3) {
-				memcpy(value, "***", 3);
-				memmove(value + 3, end, strlen(end) + 1);
-				len = (size_t)(value + 3 - w);
-			}
+		if (eq && secret_key(w)) {
+			char *value = eq + 1, *end = value_end(value);
+			memmove(value + 3, end, strlen(end) + 1);
+			memcpy(value, "***", 3);
+			len = (size_t)(value + 3 - w);
 		}
 		w += len;
 		w += strspn(w, " ");
@@ -305,6 +318,7 @@ static int provider_fail(const struct provider_run *pr, jr_error_t **err, const 
 			 struct jr_provider_error *pe)
 {
 	char msg[1200];
+	pe->message[sizeof(pe->message) - 1] = '\0';
 	snprintf(msg, sizeof(msg), "provider %s: %s: %s", pr->t->name, what,
 		 pe->message[0] ? pe->message : strerror(pe->code ? pe->code : EIO));
 	jr_redact(msg, pr->config);
@@ -395,6 +409,21 @@ int jr_provider_open(jr_provider_handle_t *h, const jr_policy_t *policy, const j
 		free(c);
 		return -1;
 	}
+	/* The plugin's strings are ours to print: terminated whatever it wrote. */
+	for (size_t i = 0; i < policy->n_clauses; i++)
+		answers[i].mechanism[sizeof(answers[i].mechanism) - 1] = '\0';
+	for (size_t i = 0; opts && opts->log && i < policy->n_clauses; i++) {
+		if (!jr_provider_clause_semantic(policy, i) || jr_plan_clause_overridden(plan, i))
+			continue;
+		char line[1400], text[512];
+		snprintf(text, sizeof(text), "%s", policy->clauses[i].text);
+		if (policy->clauses[i].type == JR_CL_PROVIDER)
+			jr_redact_kv_words(text);
+		snprintf(line, sizeof(line), "provider %s: %s -> %s%s", h->table->name, text,
+			 answers[i].enforced ? "" : "NOT ENFORCED: ", answers[i].mechanism);
+		jr_redact(line, config);
+		opts->log(opts->log_userdata, line);
+	}
 	int r = check_clauses(&c->pr, policy, plan, answers, err);
 	free(answers);
 	if (r < 0) {
@@ -451,12 +480,16 @@ int jr_provider_run(jr_provider_handle_t *h, const jr_policy_t *policy, const jr
 	uint64_t t0 = jr_now_us();
 	/* SIGINT and SIGTERM end the command, and the backend's resources
 	 * with it: the provider's blocking call returns (EINTR), close runs. */
-	struct sigaction sa = { .sa_handler = on_stop_signal }, old_int, old_term, old_hup;
+	struct sigaction sa = { .sa_handler = on_stop_signal }, old_int, old_term, old_hup, old_pipe;
 	sigemptyset(&sa.sa_mask);
 	stop_signal = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
+	/* A reader of the output going away is an EPIPE for the provider to
+	 * report, not jailrun's death with the backend left running. */
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	sigaction(SIGPIPE, &ign, &old_pipe);
 	struct jr_provider_error pe = { 0 };
 	jr_provider_conn_t *conn = NULL;
 	int r = -1;
@@ -491,6 +524,7 @@ out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	res->wall_us = jr_now_us() - t0;
 	return r;
 }

@@ -1524,6 +1524,11 @@ int jr_rpc_serve_provider(enum jr_rpc_dialect dialect, const jr_policy_t *policy
 	struct server s = { .dialect = dialect, .policy = policy, .plan = plan, .in_fd = in_fd,
 			    .out_fd = out_fd };
 	jr_policy_digest(policy, s.digest);
+	/* Per command, as in a session, and not applied to serve's execs:
+	 * refused, never silently dropped (exec has timeoutMs and
+	 * maxOutputBytes). */
+	if (plan->time_ms || plan->output_limited)
+		return jr_fail(err, 0, "serve --provider: limit time and limit output are not enforced for the service's commands in this version; use exec's timeoutMs and maxOutputBytes");
 	/* SIGTERM, SIGINT and SIGHUP end the service and close the provider:
 	 * during open its blocking calls return (EINTR); while serving they
 	 * are blocked but in ppoll. */

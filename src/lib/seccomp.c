@@ -71,7 +71,10 @@ static uint32_t to_scmp(enum jr_sc_action a, int errnum)
 }
 
 struct builder {
-	scmp_filter_ctx ctx;
+	scmp_filter_ctx ctx; /* NULL: only record (jr_seccomp_rules) */
+	jr_seccomp_rule_fn record;
+	void *record_ud;
+	bool builtin;
 	uint32_t default_action;
 	unsigned rules;
 	const struct jr_loc *loc;
@@ -86,6 +89,11 @@ static int add(struct builder *b, uint32_t action, const char *name, unsigned n,
 		return 0; /* a group member this architecture lacks */
 	if (action == b->default_action)
 		return 0; /* libseccomp refuses a rule that repeats the default: a no-op */
+	if (b->record) {
+		b->record(b->record_ud, b->builtin, action, name, n, conds);
+		b->rules++;
+		return 0;
+	}
 	int r = seccomp_rule_add_array(b->ctx, action, nr, n, conds);
 	if (r < 0)
 		return jr_fail_at_errno(b->err, b->loc, -r, "seccomp rule for %s", name);
@@ -285,6 +293,8 @@ static int add_policy_rule(struct builder *b, const struct jr_sc_rule *r)
 static int new_filter(struct builder *b, uint32_t default_action, jr_error_t **err)
 {
 	b->default_action = default_action;
+	if (b->record)
+		return 0;
 	b->ctx = seccomp_init(default_action);
 	if (!b->ctx)
 		return jr_fail(err, ENOMEM, "seccomp_init");
@@ -320,6 +330,29 @@ static int export_bpf(scmp_filter_ctx ctx, struct jr_bpf *out, jr_error_t **err)
 	if (pread(fd, out->insns, n * sizeof(struct sock_filter), 0) != (ssize_t)(n * sizeof(struct sock_filter)))
 		return jr_fail(err, errno ? errno : EIO, "seccomp: reading the filter back");
 	out->len = (unsigned short)n;
+	return 0;
+}
+
+/* The rules exactly as jr_seccomp_build adds them (groups expanded with
+ * their argument conditions, ioctl requests compared on their low 32
+ * bits, clone3 answered ENOSYS), the policy's and then jailrun's own, for
+ * a backend that builds a filter of its own (a provider). */
+int jr_seccomp_rules(const jr_policy_t *p, unsigned extras, jr_seccomp_rule_fn fn, void *ud,
+		     jr_error_t **err)
+{
+	struct builder b = { .err = err, .record = fn, .record_ud = ud };
+	b.default_action = to_scmp(p->seccomp_default, p->seccomp_default_errno);
+	for (size_t i = 0; i < p->n_rules; i++) {
+		b.loc = &p->rules[i].loc;
+		if (add_policy_rule(&b, &p->rules[i]) < 0)
+			return -1;
+	}
+	b.builtin = true;
+	b.default_action = SCMP_ACT_ALLOW;
+	b.loc = NULL;
+	if (((extras & JR_SC_EXTRA_SETID) && add_setid_guard(&b) < 0) ||
+	    ((extras & JR_SC_EXTRA_NO_MEMFD_EXEC) && add_no_memfd_exec(&b) < 0))
+		return -1;
 	return 0;
 }
 

@@ -49,7 +49,15 @@ assert p["version"] == 1 and p["network"]["mode"] == "none", p["network"]
 assert p["policy"]["name"] == "strict" and len(p["policy"]["sha256"]) == 64
 assert any(c["directive"] == "net" and c["kind"] == "semantic" for c in p["clauses"])
 assert any(c["directive"] == "landlock" and c["kind"] == "mechanism" for c in p["clauses"]) or True
-assert "mount" in sum((r["syscalls"] for r in p["seccomp"]["rules"]), [])
+rules = p["seccomp"]["rules"]
+assert "mount" in sum((r["syscalls"] for r in rules), [])
+# Rules as the filter compiler adds them: group conditions kept
+# (clone only with namespace flags, clone3 ENOSYS, ioctl on 32 bits).
+clone = [r for r in rules if r["syscalls"] == ["clone"]]
+assert clone and all(r["conditions"] and r["conditions"][0]["op"] == "&=" for r in clone), clone
+assert any(r["syscalls"] == ["clone3"] and r["action"] == "errno" and r["errno"] == 38 for r in rules)
+ioctl = [r for r in rules if r["syscalls"] == ["ioctl"]]
+assert ioctl and all(c["mask"] == "4294967295" for r in ioctl for c in r["conditions"]), ioctl
 assert p["workspace"]["path"] == sys.argv[2]
 ' "$rec" "$WS"
 	JR_EXTRA_ENV="GITHUB_TOKEN=tok-prov SAFE_VAR=visible" jrp --policy strict --provider stub -- env
@@ -64,21 +72,38 @@ case_unenforced_clause_fails_closed() {
 	check "the message names the clause and the provider's reason" \
 		sh -c "grep -q \"'net none' is not enforced by provider stub: the stub cannot do net\" '$ERR'"
 	check "and nothing ran" test ! -e "$WS/ran"
-	jrp --policy strict --provider stub --provider-opt refuse=landlock -- touch "$WS/ran"
-	check "a mechanism clause (landlock) is not the provider's: it runs" test "$RC" -eq 0 -a -e "$WS/ran"
+	jrp --policy strict -D 'landlock require 1' --provider stub --provider-opt refuse=landlock -- touch "$WS/ran"
+	check "a mechanism clause (landlock require) is not the provider's: it runs" test "$RC" -eq 0 -a -e "$WS/ran"
+	rm -f "$WS/ran"
+	jrp --policy strict -D 'landlock scope signal' --provider stub --provider-opt refuse=landlock -- touch "$WS/ran"
+	check "but landlock scope says what is kept out: unenforced, it stops the run (125)" \
+		sh -c "[ $RC -eq 125 ] && [ ! -e '$WS/ran' ]"
+	jrp --policy strict -D 'net host' --provider stub --provider-opt refuse=net -- true
+	check "an overridden setting (strict's net none under net host) is not asked about: the refusal names net host" \
+		sh -c "[ $RC -eq 125 ] && grep -q \"'net host' is not enforced\" '$ERR'"
+	jrp --policy strict --provider stub --provider-opt refuse=net -v -- true
+	check "-v prints the provider's answer for each clause" contains "$ERR" "provider stub: net none -> NOT ENFORCED: the stub cannot do net"
+	check "(and not the local jail's plan)" lacks "$ERR" "mount namespace"
+	jrp --policy strict --provider stub --report - -- true
+	check "--report with --provider is refused (it would describe the local jail)" test "$RC" -eq 125
 }
 
 case_config_and_redaction() {
 	rec=$WS/record.json
 	pol=$JR_TOP/$JR_MODE/prov.pol
-	printf 'include strict\nprovider stub region=eu api_token=s3cr3t-policy\nprovider other x=1\n' >"$pol"
+	printf 'include strict\nprovider stub region=eu api_token=s3cr3t-policy\nprovider other x=1\nprovider stub auth_token="Bearer s3cr3t-quoted" z=1\n' >"$pol"
 	chmod 644 "$pol"
 	jrp --policy "$pol" --provider stub --provider-opt "record=$rec" -- true
 	check "provider NAME KEY=VALUE lines reach that provider, then --provider-opt" \
 		sh -c "grep -qx 'config region=eu' '$rec' && grep -qx 'config api_token=s3cr3t-policy' '$rec' && grep -qx 'config record=$rec' '$rec'"
 	check "not another provider's" sh -c "! grep -q 'config x=1' '$rec'"
+	check "the policy JSON holds no credential (its provider clause is redacted)" \
+		sh -c "! head -n 1 '$rec' | grep -q s3cr3t-policy"
+	jrp --policy strict --provider stub --provider-opt fail=open --provider-opt 'api_token=***' -- true
+	check "a credential that is itself *** does not hang the redaction" test "$RC" -eq 125
 	jrp --policy "$pol" --explain
 	check "--explain does not print a provider's secret" lacks "$OUT" s3cr3t-policy
+	check "nor a quoted one with a space in it" lacks "$OUT" s3cr3t-quoted
 	check "(it shows the line, redacted)" contains "$OUT" "api_token=***"
 	jrp --policy strict --provider stub --provider-opt fail=open --provider-opt api_token=s3cr3t-flag -- true
 	check_rc 125 "a provider that fails open: 125"

@@ -85,7 +85,14 @@ def main():
         clauses = req["policy"]["clauses"]
         skip = enforce[5:] if enforce.startswith("skip:") else None
         if conf("answer") == "directives":
-            names = {c["directive"] for c in clauses if enforce != "none" and c["directive"] != skip}
+            # The shorthand's keys: the directive, and its kind word for
+            # directives that have one (jailrun-provider(7)).
+            kinded = {"net", "home", "env", "limit", "allow", "seccomp", "caps", "landlock",
+                      "isolation", "guard", "user", "workspace"}
+            def key(c):
+                w = c["text"].split(" ")
+                return " ".join(w[:2]) if w[0] in kinded and len(w) > 1 else w[0]
+            names = {key(c) for c in clauses if enforce != "none" and c["directive"] != skip}
             answer({"id": "test-instance", "directives": {n: "provider-test.py (test only)" for n in names}})
         out = []
         for c in clauses:

@@ -1281,6 +1281,28 @@ static void set_mechanism(struct jr_provider_clause *c, const char *text)
 	snprintf(c->mechanism, sizeof(c->mechanism), "%s", text);
 }
 
+/* The shorthand's key for a clause: its directive, and for directives
+ * whose first word says what kind of clause it is (limit time, net none,
+ * env scrub, seccomp deny, allow host, ...) that word too: one "limit"
+ * must not claim every limit, nor "net" every network mode. */
+static void shorthand_key(const char *text, char *key, size_t size)
+{
+	static const char *const kinded[] = { "net",	  "home",     "env",	   "limit",
+					      "allow",	  "seccomp",  "caps",	   "landlock",
+					      "isolation", "guard",    "user",	   "workspace", NULL };
+	size_t d = strcspn(text, " ");
+	bool with_word = false;
+	for (const char *const *k = kinded; *k; k++)
+		with_word |= strlen(*k) == d && !strncmp(text, *k, d);
+	size_t len = d;
+	if (with_word && text[d] == ' ')
+		len = d + 1 + strcspn(text + d + 1, " ");
+	if (len >= size)
+		len = size - 1;
+	memcpy(key, text, len);
+	key[len] = '\0';
+}
+
 /* open's answer about the policy's clauses: "clauses", one entry per
  * policy clause in order, or "directives", the names of the directives
  * whose every clause the backend enforces, each with how.  Neither: the
@@ -1345,16 +1367,15 @@ static int answer_clauses(jr_provider_instance_t *inst, const cJSON *result, con
 		return fail(cfg, err, EINVAL, "the policy JSON does not list %zu clauses", n_clauses);
 	for (size_t i = 0; i < n_clauses; i++) {
 		const cJSON *pc = cJSON_GetArrayItem(pclauses, (int)i);
-		const cJSON *dn = cJSON_GetObjectItemCaseSensitive(pc, "directive");
-		const cJSON *m = cJSON_IsString(dn) && dirs
-					 ? cJSON_GetObjectItemCaseSensitive(dirs, dn->valuestring)
-					 : NULL;
+		const cJSON *ct = cJSON_GetObjectItemCaseSensitive(pc, "text");
+		char key[64];
+		shorthand_key(cJSON_IsString(ct) ? ct->valuestring : "", key, sizeof(key));
+		const cJSON *m = dirs ? cJSON_GetObjectItemCaseSensitive(dirs, key) : NULL;
 		clauses[i].enforced = m != NULL;
 		if (m) {
 			redact_into(cfg, m->valuestring, strlen(m->valuestring), text, sizeof(text), NULL);
 		} else {
-			snprintf(text, sizeof(text), "%s enforces no %s clause", prog,
-				 cJSON_IsString(dn) ? dn->valuestring : "such");
+			snprintf(text, sizeof(text), "%s enforces no \"%s\" clause", prog, key);
 		}
 		set_mechanism(&clauses[i], text);
 	}
