@@ -262,13 +262,8 @@ static int ports_in_effect(const struct jr_str_list *l, uint16_t **out, size_t *
 	*out = NULL;
 	*n = 0;
 	for (size_t i = 0; i < l->n; i++) {
-		if (l->v[i].remove)
-			continue;
-		bool removed = false;
-		for (size_t j = i + 1; j < l->n && !removed; j++)
-			removed = l->v[j].remove && !strcmp(l->v[j].value, l->v[i].value);
 		uint16_t port;
-		if (removed || !jr_parse_port(l->v[i].value, &port))
+		if (!jr_str_entry_in_effect(l, i) || !jr_parse_port(l->v[i].value, &port))
 			continue;
 		uint16_t *grown = realloc(*out, (*n + 1) * sizeof(**out));
 		if (!grown)
